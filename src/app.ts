@@ -1,0 +1,237 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { sql } from 'kysely';
+import { adminRoutes } from './areas/platforms/routes.js';
+import { configRoutes } from './areas/config/routes.js';
+import { tokensRoutes } from './areas/tokens/routes.js';
+import { API_VERSION, type Config } from './config.js';
+import { type AgentResolver, allows, authenticate } from './kernel/auth.js';
+import { iso, platformNowMs, type Clock } from './kernel/clock.js';
+import type { Store } from './kernel/db/connect.js';
+import { ApiError, apiError } from './kernel/errors.js';
+import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
+import type { JobQueue } from './kernel/jobs.js';
+import { validatorCompiler } from './kernel/validation.js';
+
+export interface AppDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  jobs: JobQueue;
+  /** Resolves AgentAuth bearer tokens; absent until the agents area exists. */
+  agentResolver?: AgentResolver;
+}
+
+export type App = FastifyInstance;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deps: AppDeps;
+  }
+}
+
+const BODY_LIMIT = 1024 * 1024;
+const VERSION_PREFIX = `/${API_VERSION}`;
+
+export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level: string } } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? { level: deps.config.logLevel },
+    bodyLimit: BODY_LIMIT,
+    ajv: { customOptions: { strict: false } },
+    routerOptions: { ignoreTrailingSlash: true },
+    forceCloseConnections: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('deps', deps);
+  app.decorateRequest('auth', null);
+  app.decorateRequest('idempotency', null);
+  app.setValidatorCompiler(validatorCompiler);
+
+  // JSON bodies: an empty body is no body (endpoints such as execute take none).
+  const defaultJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    defaultJson(req, body as string, (err, value) => {
+      if (err) return done(apiError(400, 'INVALID_REQUEST_FORMAT', `Malformed JSON body: ${err.message}`), undefined);
+      done(null, value);
+    });
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => sendError(err, req, reply));
+  app.setNotFoundHandler((req, reply) => notFound(app, req, reply));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Payments Service API',
+        version: API_VERSION,
+        description: 'The Payments Service API with its sandbox. Amounts are integers in the smallest unit of their currency.',
+      },
+      servers: [{ url: VERSION_PREFIX, description: 'This server (the version is part of the base URL)' }],
+      components: {
+        securitySchemes: {
+          BasicAuth: { type: 'http', scheme: 'basic', description: 'API token: `<api token id>:<api client secret>`' },
+          AgentAuth: { type: 'http', scheme: 'bearer', description: 'Agent access token from redeeming a device code' },
+        },
+      },
+      security: [{ BasicAuth: [] }, { AgentAuth: [] }],
+    },
+    transform: ({ schema, url }) => {
+      if (!url.startsWith(`${VERSION_PREFIX}/`) || url === `${VERSION_PREFIX}/openapi.json`) {
+        return { schema: { ...(schema ?? {}), hide: true } as typeof schema, url };
+      }
+      return { schema, url: url.slice(VERSION_PREFIX.length) };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+
+  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(deps.store.db);
+    } catch {
+      throw apiError(503, 'SERVICE_UNAVAILABLE', 'The store does not answer');
+    }
+    return reply.send({ status: 'ok' });
+  });
+
+  if (deps.config.adminKey) await app.register(adminRoutes, { prefix: '/admin' });
+
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', async (req) => {
+        const mode = req.routeOptions.config.auth ?? 'basic-or-agent';
+        if (mode === 'none') return;
+        const auth = await authenticate(deps.store, req, mode, deps.agentResolver);
+        req.auth = auth;
+        const needed = req.routeOptions.config.permission ?? (req.method === 'GET' || req.method === 'HEAD' ? 'VIEW' : 'MANAGE');
+        if (!allows(auth.permissions, needed)) {
+          throw apiError(403, 'FORBIDDEN', `This API token lacks the ${needed} permission`, { required: needed, granted: [...auth.permissions] });
+        }
+      });
+      api.addHook('preHandler', idempotencyPreHandler);
+      api.addHook('onSend', idempotencyOnSend);
+
+      api.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+      await api.register(tokensRoutes);
+      await api.register(configRoutes);
+    },
+    { prefix: VERSION_PREFIX },
+  );
+
+  async function idempotencyPreHandler(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (req.method !== 'POST' || !req.auth) return;
+    const raw = req.headers['idempotency-key'];
+    if (raw === undefined) return;
+    const key = Array.isArray(raw) ? raw[0]! : raw;
+    if (key.length < 1 || key.length > 255) {
+      throw apiError(400, 'INVALID_INPUT', 'Idempotency-Key must be 1 to 255 characters', {
+        errors: [{ field: 'Idempotency-Key', constraint: { minLength: 1, maxLength: 255 }, message: 'must be 1 to 255 characters long' }],
+      });
+    }
+    const platformId = req.auth.platform.id;
+    const hash = requestHash(req.method, req.url, req.body);
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const nowMs = platformNowMs(deps.clock, Number(req.auth.platform.clock_offset_ms));
+      const claim = await claimKey(deps.store.db, platformId, key, hash, nowMs);
+      if (claim.kind === 'new') {
+        req.idempotency = { platformId, key };
+        return;
+      }
+      if (claim.kind === 'replay') {
+        reply.header('idempotent-replayed', 'true').code(claim.status);
+        if (claim.contentType) reply.type(claim.contentType);
+        return reply.send(claim.body);
+      }
+      if (claim.kind === 'mismatch') {
+        throw apiError(400, 'INVALID_INPUT', `Idempotency-Key "${key}" was already used with a different request`, {
+          errors: [{ field: 'Idempotency-Key', message: 'was already used with a different method, path or body' }],
+        });
+      }
+      if (Date.now() > deadline) {
+        throw apiError(409, 'CONFLICT', `A request with Idempotency-Key "${key}" is still in progress; retry later`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async function idempotencyOnSend(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const claim = req.idempotency;
+    if (!claim) return payload;
+    req.idempotency = null;
+    if (reply.statusCode >= 500) {
+      await releaseKey(deps.store.db, claim.platformId, claim.key);
+    } else {
+      const body = typeof payload === 'string' ? payload : payload === undefined || payload === null ? '' : String(payload);
+      const type = reply.getHeader('content-type');
+      await completeKey(deps.store.db, claim.platformId, claim.key, reply.statusCode, body, typeof type === 'string' ? type : null);
+    }
+    return payload;
+  }
+
+  return app;
+}
+
+const FRAMEWORK_400: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type: send application/json',
+  FST_ERR_CTP_BODY_TOO_LARGE: `Request body is larger than the limit of ${BODY_LIMIT} bytes`,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Empty JSON body',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed JSON body',
+  FST_ERR_CTP_EMPTY_TYPE: 'Missing Content-Type',
+  FST_ERR_CTP_INVALID_TYPE: 'Invalid Content-Type',
+};
+
+function sendError(err: FastifyError | ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err instanceof ApiError) {
+    if (err.status >= 500 && err.status !== 501) req.log.error({ err }, err.message);
+    return reply.code(err.status).type('application/json').send(err.toEnvelope());
+  }
+  const fe = err as FastifyError;
+  if (fe.code && FRAMEWORK_400[fe.code]) {
+    const details: Record<string, unknown> = { reason: fe.code };
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') details.limitBytes = BODY_LIMIT;
+    if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') details.contentType = req.headers['content-type'] ?? null;
+    return reply.code(400).type('application/json').send({ status: 400, code: 'INVALID_REQUEST_FORMAT', message: FRAMEWORK_400[fe.code], details });
+  }
+  if (fe instanceof SyntaxError || (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)) {
+    return reply.code(400).type('application/json').send({ status: 400, code: 'INVALID_REQUEST_FORMAT', message: fe.message || 'Malformed request' });
+  }
+  req.log.error({ err: fe }, 'unhandled error');
+  return reply.code(500).type('application/json').send({ status: 500, code: 'INTERNAL_ERROR', message: 'Internal error; it has been logged' });
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+function notFound(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = req.url.split('?')[0] ?? '/';
+  const version = /^\/(\d{4}-\d{2}-\d{2})(\/|$)/.exec(path)?.[1];
+  if (version && version !== API_VERSION) {
+    return reply.code(404).send({
+      status: 404,
+      code: 'REFERENCE_NOT_FOUND',
+      message: `API version ${version} is not served here; the supported version is ${API_VERSION} (base URL …/${API_VERSION})`,
+      details: { requestedVersion: version, supportedVersions: [API_VERSION] },
+    });
+  }
+  const allowed = METHODS.filter((m) => m !== req.method && app.findRoute({ method: m, url: path }));
+  if (allowed.length > 0) {
+    return reply
+      .code(405)
+      .header('allow', allowed.join(', '))
+      .send({ status: 405, code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, details: { allowed } });
+  }
+  const hint = path.startsWith(`${VERSION_PREFIX}/`) || path === VERSION_PREFIX ? '' : ` (API routes live under ${VERSION_PREFIX})`;
+  return reply.code(404).send({ status: 404, code: 'REFERENCE_NOT_FOUND', message: `No route ${req.method} ${path}${hint}` });
+}
+
+/** Now on a platform's clock, for services that hold a platform row. */
+export function platformNow(clock: Clock, offsetMs: number): { ms: number; at: string } {
+  const ms = platformNowMs(clock, offsetMs);
+  return { ms, at: iso(ms) };
+}

@@ -1,0 +1,36 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
+import { PlatformConfig, PlatformConfigUpdateRequest } from './schemas.js';
+import { getConfig, updatePlatformConfig } from './service.js';
+
+const tags = ['Platform Configuration'];
+const basicOnly = [{ BasicAuth: [] }];
+
+export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store, clock } = app.deps;
+
+  app.get(
+    '/config',
+    {
+      config: { auth: 'basic' },
+      schema: { tags, security: basicOnly, operationId: 'getPlatformConfig', summary: 'Get platform configuration', response: { 200: PlatformConfig, ...errorResponses() } },
+    },
+    async (req) => getConfig(store.db, authOf(req).platform),
+  );
+
+  app.patch(
+    '/config',
+    {
+      config: { auth: 'basic', permission: 'MANAGE' },
+      schema: {
+        tags,
+        security: basicOnly,
+        operationId: 'updatePlatformConfig',
+        summary: 'Update platform configuration',
+        body: PlatformConfigUpdateRequest,
+        response: { 200: PlatformConfig, ...errorResponses(403, 501) },
+      },
+    },
+    async (req) => updatePlatformConfig(store.db, authOf(req).platform, nowOf(req, clock).at, req.body),
+  );
+};

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { invalidInput, unauthorized } from '../../kernel/errors.js';
+import { errorResponses } from '../../kernel/http.js';
+import { safeEqual } from '../../kernel/secrets.js';
+import { Platform, PlatformCreated, PlatformCreateRequest, PlatformIdParams, PlatformPatchRequest } from './schemas.js';
+import { createPlatform, getPlatform, getPlatforms, patchPlatform } from './service.js';
+
+// The operator API: platforms and their sandbox options. Bearer PAYMENTS_ADMIN_KEY.
+// Registered only when the key is set; otherwise every /admin path answers 404.
+
+export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store, clock, config } = app.deps;
+  const adminKey = config.adminKey!;
+
+  app.addHook('onRequest', async (req) => {
+    const header = req.headers.authorization ?? '';
+    const m = /^Bearer\s+(.+)$/i.exec(header);
+    if (!m) throw unauthorized(header ? 'The operator API takes Bearer PAYMENTS_ADMIN_KEY' : 'Missing Authorization header');
+    if (!safeEqual(m[1]!.trim(), adminKey)) throw unauthorized('Wrong operator key');
+  });
+
+  const schema = { hide: true };
+
+  app.post('/platforms', { schema: { ...schema, body: PlatformCreateRequest, response: { 201: PlatformCreated, ...errorResponses() } } }, async (req, reply) => {
+    const created = await createPlatform(store.db, clock, req.body);
+    return reply.code(201).send(created);
+  });
+
+  app.get('/platforms', { schema: { ...schema, response: { 200: Type.Object({ data: Type.Array(Platform) }), ...errorResponses() } } }, async () => ({
+    data: await getPlatforms(store.db),
+  }));
+
+  app.get('/platforms/:id', { schema: { ...schema, params: PlatformIdParams, response: { 200: Platform, ...errorResponses(404) } } }, async (req) =>
+    getPlatform(store.db, req.params.id),
+  );
+
+  app.patch(
+    '/platforms/:id',
+    { schema: { ...schema, params: PlatformIdParams, body: PlatformPatchRequest, response: { 200: Platform, ...errorResponses(404) } } },
+    async (req) => {
+      if ((req.body as Record<string, unknown>).regulated !== undefined) {
+        throw invalidInput([{ field: 'regulated', message: 'is fixed when the platform is created' }]);
+      }
+      return patchPlatform(store.db, clock, req.params.id, req.body);
+    },
+  );
+};

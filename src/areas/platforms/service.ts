@@ -1,0 +1,166 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { Permission } from '../../kernel/auth.js';
+import { iso, type Clock } from '../../kernel/clock.js';
+import type { Store } from '../../kernel/db/connect.js';
+import type { DB } from '../../kernel/db/schema.js';
+import { apiError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import { hashSecret, verifySecret } from '../../kernel/secrets.js';
+import { DEFAULT_PLATFORM_OPTIONS, type PlatformOptions } from '../../sandbox/platform-defaults.js';
+import { insertDefaultConfig } from '../config/service.js';
+import { createToken } from '../tokens/service.js';
+import { findTokenByClientId, hasBootstrapToken, updateTokenSecret } from '../tokens/store.js';
+import { findDefaultPlatform, findPlatform, insertPlatform, listPlatforms, type PlatformRow, updatePlatform } from './store.js';
+
+export const ALL_PERMISSIONS: Permission[] = ['VIEW', 'TRANSACT', 'MANAGE'];
+
+export interface PlatformView {
+  id: string;
+  name: string;
+  regulated: boolean;
+  isDefault: boolean;
+  skipVerificationPaperwork: boolean;
+  sandboxClockOffsetMs: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function platformOptions(row: PlatformRow): PlatformOptions {
+  return { ...DEFAULT_PLATFORM_OPTIONS, ...(JSON.parse(row.options) as Partial<PlatformOptions>) };
+}
+
+export function platformView(row: PlatformRow): PlatformView {
+  const o = platformOptions(row);
+  return {
+    id: row.id,
+    name: row.name,
+    regulated: row.regulated === 1,
+    isDefault: row.is_default === 1,
+    skipVerificationPaperwork: o.skipVerificationPaperwork,
+    sandboxClockOffsetMs: Number(row.clock_offset_ms),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface NewPlatformInput {
+  name: string;
+  regulated?: boolean | undefined;
+  skipVerificationPaperwork?: boolean | undefined;
+  isDefault?: boolean;
+  /** Credentials for the first token; generated when absent. */
+  clientId?: string | undefined;
+  clientSecret?: string | undefined;
+}
+
+export interface CreatedPlatform {
+  platform: PlatformView;
+  credentials: { tokenId: string; clientId: string; clientSecret: string };
+}
+
+/** Create a platform with its configuration and a first token holding every permission. */
+export async function createPlatform(db: Kysely<DB>, clock: Clock, input: NewPlatformInput): Promise<CreatedPlatform> {
+  const at = iso(clock.nowMs());
+  return db.transaction().execute(async (trx) => {
+    const row: PlatformRow = {
+      id: newId('Platform'),
+      name: input.name,
+      regulated: input.regulated ? 1 : 0,
+      is_default: input.isDefault ? 1 : 0,
+      options: JSON.stringify({ ...DEFAULT_PLATFORM_OPTIONS, skipVerificationPaperwork: input.skipVerificationPaperwork ?? false }),
+      clock_offset_ms: 0,
+      created_at: at,
+      updated_at: at,
+    };
+    await insertPlatform(trx, row);
+    await insertDefaultConfig(trx, row, at);
+    const token = await createToken(trx, row.id, at, {
+      name: input.isDefault ? 'Default sandbox token' : 'Initial token',
+      permissions: ALL_PERMISSIONS,
+      clientId: input.clientId,
+      clientSecret: input.clientSecret,
+      bootstrap: true,
+    });
+    return { platform: platformView(row), credentials: { tokenId: token.id, clientId: token.clientId, clientSecret: token.clientSecret } };
+  });
+}
+
+export async function getPlatform(db: Kysely<DB>, id: string): Promise<PlatformView> {
+  const row = await findPlatform(db, id);
+  if (!row) throw apiError(404, 'REFERENCE_NOT_FOUND', `Platform ${id} not found`);
+  return platformView(row);
+}
+
+export async function getPlatforms(db: Kysely<DB>): Promise<PlatformView[]> {
+  return (await listPlatforms(db)).map(platformView);
+}
+
+export interface PlatformPatch {
+  name?: string | undefined;
+  skipVerificationPaperwork?: boolean | undefined;
+}
+
+/** Change a platform's name or sandbox options. `regulated` is fixed at creation. */
+export async function patchPlatform(db: Kysely<DB>, clock: Clock, id: string, patch: PlatformPatch): Promise<PlatformView> {
+  const row = await findPlatform(db, id);
+  if (!row) throw apiError(404, 'REFERENCE_NOT_FOUND', `Platform ${id} not found`);
+  const options = platformOptions(row);
+  if (patch.skipVerificationPaperwork !== undefined) options.skipVerificationPaperwork = patch.skipVerificationPaperwork;
+  const at = iso(clock.nowMs() + Number(row.clock_offset_ms));
+  await updatePlatform(db, id, { ...(patch.name !== undefined ? { name: patch.name } : {}), options: JSON.stringify(options), updated_at: at });
+  return getPlatform(db, id);
+}
+
+export interface BootstrapResult {
+  platform: PlatformView;
+  /** Present only when the credentials were generated now: print them once. */
+  generated?: { clientId: string; clientSecret: string };
+}
+
+/**
+ * Make sure the default sandbox platform exists and accepts the configured credentials.
+ * With PAYMENTS_API_TOKEN_ID + PAYMENTS_API_CLIENT_SECRET, that pair is (re)stored;
+ * without them, a pair is generated on first start only.
+ */
+export async function ensureDefaultPlatform(store: Store, clock: Clock, env: { tokenId?: string | undefined; clientSecret?: string | undefined }): Promise<BootstrapResult> {
+  const db = store.db;
+  const lock = async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (store.kind !== 'postgres') return fn();
+    // Serialise the bootstrap across processes starting together.
+    return db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(7245001)`.execute(conn);
+      try {
+        return await fn();
+      } finally {
+        await sql`select pg_advisory_unlock(7245001)`.execute(conn);
+      }
+    });
+  };
+  return lock(async () => {
+    const at = iso(clock.nowMs());
+    const existing = await findDefaultPlatform(db);
+    const wanted = env.tokenId && env.clientSecret ? { clientId: env.tokenId, clientSecret: env.clientSecret } : undefined;
+    if (!existing) {
+      const created = await createPlatform(db, clock, { name: 'Default sandbox platform', isDefault: true, clientId: wanted?.clientId, clientSecret: wanted?.clientSecret });
+      return wanted ? { platform: created.platform } : { platform: created.platform, generated: { clientId: created.credentials.clientId, clientSecret: created.credentials.clientSecret } };
+    }
+    if (wanted) {
+      const token = await findTokenByClientId(db, wanted.clientId);
+      if (token && token.platform_id !== existing.id) {
+        throw new Error(`PAYMENTS_API_TOKEN_ID ${wanted.clientId} already names a token of another platform`);
+      }
+      if (!token) {
+        await createToken(db, existing.id, at, { name: 'Default sandbox token', permissions: ALL_PERMISSIONS, clientId: wanted.clientId, clientSecret: wanted.clientSecret, bootstrap: true });
+      } else if (token.deleted_at !== null || !(await verifySecret(wanted.clientSecret, token.secret_hash))) {
+        await updateTokenSecret(db, token.id, await hashSecret(wanted.clientSecret), at);
+      }
+      return { platform: platformView(existing) };
+    }
+    if (!(await hasBootstrapToken(db, existing.id))) {
+      const token = await createToken(db, existing.id, at, { name: 'Default sandbox token', permissions: ALL_PERMISSIONS, bootstrap: true });
+      return { platform: platformView(existing), generated: { clientId: token.clientId, clientSecret: token.clientSecret } };
+    }
+    return { platform: platformView(existing) };
+  });
+}

@@ -1,0 +1,66 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
+import { iso } from '../../kernel/clock.js';
+import { ApiToken, ApiTokenCreateRequest, TokenIdParams, TokenListQuery, TokenListResponse } from './schemas.js';
+import { createToken, deleteToken, getToken, listTokens } from './service.js';
+
+const tags = ['API Tokens'];
+const basicOnly = [{ BasicAuth: [] }];
+
+/** Dates in filters are compared as stored: normalised ISO 8601 UTC. */
+const norm = (s: string | undefined) => (s === undefined ? undefined : iso(Date.parse(s)));
+
+export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store, clock } = app.deps;
+
+  app.post(
+    '/tokens',
+    {
+      config: { auth: 'basic', permission: 'MANAGE' },
+      schema: { tags, security: basicOnly, operationId: 'createToken', summary: 'Create an API token', body: ApiTokenCreateRequest, response: { 201: ApiToken, ...errorResponses(403) } },
+    },
+    async (req, reply) => {
+      const { at } = nowOf(req, clock);
+      const token = await createToken(store.db, authOf(req).platform.id, at, req.body);
+      return reply.code(201).send(token);
+    },
+  );
+
+  app.get(
+    '/tokens',
+    {
+      config: { auth: 'basic' },
+      schema: { tags, security: basicOnly, operationId: 'listTokens', summary: 'List API tokens', querystring: TokenListQuery, response: { 200: TokenListResponse, ...errorResponses() } },
+    },
+    async (req) => {
+      const q = req.query;
+      return listTokens(
+        store.db,
+        authOf(req).platform.id,
+        { name: q.name, createdAfter: norm(q.createdAfter), createdBefore: norm(q.createdBefore), updatedAfter: norm(q.updatedAfter), updatedBefore: norm(q.updatedBefore) },
+        { limit: q.limit, cursor: q.cursor },
+      );
+    },
+  );
+
+  app.get(
+    '/tokens/:tokenId',
+    {
+      config: { auth: 'basic' },
+      schema: { tags, security: basicOnly, operationId: 'getTokenById', summary: 'Get an API token', params: TokenIdParams, response: { 200: ApiToken, ...errorResponses(404) } },
+    },
+    async (req) => getToken(store.db, authOf(req).platform.id, req.params.tokenId),
+  );
+
+  app.delete(
+    '/tokens/:tokenId',
+    {
+      config: { auth: 'basic', permission: 'MANAGE' },
+      schema: { tags, security: basicOnly, operationId: 'deleteTokenById', summary: 'Delete an API token', params: TokenIdParams, response: { 204: NoContent, ...errorResponses(403, 404) } },
+    },
+    async (req, reply) => {
+      await deleteToken(store.db, authOf(req).platform.id, req.params.tokenId, nowOf(req, clock).at);
+      return reply.code(204).send(null);
+    },
+  );
+};

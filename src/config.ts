@@ -1,0 +1,35 @@
+// Runtime configuration, from the environment (the runtime contract in DEVELOPERS.md).
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  apiTokenId: string | undefined;
+  apiClientSecret: string | undefined;
+  adminKey: string | undefined;
+  logLevel: string;
+}
+
+export const API_VERSION = '2025-10-13';
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = env.PORT ? Number(env.PORT) : 8080;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${env.PORT}"`);
+  const tokenId = env.PAYMENTS_API_TOKEN_ID || undefined;
+  const secret = env.PAYMENTS_API_CLIENT_SECRET || undefined;
+  if ((tokenId === undefined) !== (secret === undefined)) {
+    throw new Error('Set both PAYMENTS_API_TOKEN_ID and PAYMENTS_API_CLIENT_SECRET, or neither');
+  }
+  if (tokenId !== undefined && (tokenId.includes(':') || tokenId.startsWith('Token:'))) {
+    throw new Error('PAYMENTS_API_TOKEN_ID must not contain ":" (it is the user name of HTTP Basic)');
+  }
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    apiTokenId: tokenId,
+    apiClientSecret: secret,
+    adminKey: env.PAYMENTS_ADMIN_KEY || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

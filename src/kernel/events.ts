@@ -1,0 +1,67 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from './db/schema.js';
+import { newId } from './ids.js';
+
+// The outbox. A state change and the event it causes are written in the same database
+// transaction, so an event exists exactly when its change committed. The webhooks area
+// turns events into signed deliveries; areas only emit.
+
+export interface DomainEvent {
+  /** `OBJECT.EVENT`, e.g. `OUTGOING_PAYMENT.COMPLETED`. */
+  type: string;
+  /** The resource the event is about; deliveries of one resource keep event order. */
+  resourceId: string;
+  /** The full resource as the API shows it. */
+  data: unknown;
+}
+
+export interface StoredEvent {
+  seq: number;
+  id: string;
+  platformId: string;
+  type: string;
+  resourceId: string;
+  createdAt: string;
+  payload: { id: string; type: string; timestamp: string; data: unknown };
+}
+
+type Listener = (platformId: string) => void;
+const listeners = new Set<Listener>();
+
+/** Be told (in this process) that events were emitted, e.g. to wake a delivery loop. */
+export function onEventsEmitted(fn: Listener): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+/** Record an event inside the caller's transaction. Returns its webhook id. */
+export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: string, at: string, event: DomainEvent): Promise<string> {
+  const id = newId('Webhook');
+  const payload = { id, type: event.type, timestamp: at, data: event.data };
+  await trx
+    .insertInto('events')
+    .values({ id, platform_id: platformId, type: event.type, resource_id: event.resourceId, payload: JSON.stringify(payload), created_at: at })
+    .execute();
+  // Listeners run after the current tick; they only poll, so an uncommitted event is harmless.
+  queueMicrotask(() => {
+    for (const l of listeners) l(platformId);
+  });
+  return id;
+}
+
+export async function listEvents(db: Kysely<DB>, platformId: string, opts: { type?: string; resourceId?: string; afterSeq?: number; limit?: number } = {}): Promise<StoredEvent[]> {
+  let q = db.selectFrom('events').selectAll().where('platform_id', '=', platformId);
+  if (opts.type) q = q.where('type', '=', opts.type);
+  if (opts.resourceId) q = q.where('resource_id', '=', opts.resourceId);
+  if (opts.afterSeq !== undefined) q = q.where('seq', '>', opts.afterSeq);
+  const rows = await q.orderBy('seq', 'asc').limit(opts.limit ?? 1000).execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    id: r.id,
+    platformId: r.platform_id,
+    type: r.type,
+    resourceId: r.resource_id,
+    createdAt: r.created_at,
+    payload: JSON.parse(r.payload) as StoredEvent['payload'],
+  }));
+}

@@ -1,0 +1,68 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AuthContext, AuthMode, Permission } from './auth.js';
+import { iso, platformNowMs, type Clock } from './clock.js';
+import { ERROR_CODES, type ErrorStatus } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Which security schemes the route accepts (default 'basic-or-agent' under the version path). */
+    auth?: AuthMode;
+    /** Permission the route needs (default: VIEW for GET, MANAGE otherwise). */
+    permission?: Permission;
+  }
+  interface FastifyRequest {
+    auth: AuthContext | null;
+    idempotency: { platformId: string; key: string } | null;
+  }
+}
+
+/** The error envelope as a response schema, with the codes of its status. */
+export function ErrorSchema(status: ErrorStatus) {
+  return Type.Object(
+    {
+      status: Type.Integer({ enum: [status], description: 'HTTP status code' }),
+      code: Type.String({ enum: [...ERROR_CODES[status]], description: 'Error code' }),
+      message: Type.String({ description: 'Error message' }),
+      details: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Additional details; shape depends on the code' })),
+    },
+    { title: `Error${status}` },
+  );
+}
+
+const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict',
+  412: 'Precondition failed',
+  424: 'Failed dependency',
+  429: 'Too many requests',
+  500: 'Internal service error',
+  501: 'Not implemented',
+};
+
+/** Error responses for a route's schema; 400, 401 and 500 are always possible. */
+export function errorResponses(...statuses: ErrorStatus[]): Record<number, ReturnType<typeof ErrorSchema>> {
+  const out: Record<number, ReturnType<typeof ErrorSchema>> = {};
+  for (const s of new Set<ErrorStatus>([400, 401, ...statuses, 500])) {
+    out[s] = { ...ErrorSchema(s), description: DESCRIPTIONS[s] ?? `Error ${s}` } as ReturnType<typeof ErrorSchema>;
+  }
+  return out;
+}
+
+/** The authenticated caller of a versioned route. */
+export function authOf(req: FastifyRequest): AuthContext {
+  if (!req.auth) throw new Error('route reached without authentication');
+  return req.auth;
+}
+
+/** Now on the caller's platform clock: epoch ms and ISO text. */
+export function nowOf(req: FastifyRequest, clock: Clock): { ms: number; at: string } {
+  const ms = platformNowMs(clock, Number(authOf(req).platform.clock_offset_ms));
+  return { ms, at: iso(ms) };
+}
+
+export const NoContent = Type.Null({ description: 'No content' });

@@ -1,0 +1,70 @@
+import { type SelectQueryBuilder, sql } from 'kysely';
+import { Type } from 'typebox';
+import { apiError } from './errors.js';
+
+// Cursor pagination with the reference's list envelope: {data, hasMore, nextCursor?,
+// totalCount}. Lists are newest first; ids are UUID v7, so ordering by id is ordering by
+// creation time, and the cursor is the last id returned (opaque, base64url).
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `Maximum number of results (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT})` })),
+  cursor: Type.Optional(Type.String({ description: 'Cursor from a previous page (nextCursor)' })),
+};
+
+export function ListOf<T extends ReturnType<typeof Type.Object>>(item: T, what: string) {
+  return Type.Object({
+    data: Type.Array(item, { description: `List of ${what}` }),
+    hasMore: Type.Boolean({ description: 'Whether more results exist beyond this page' }),
+    nextCursor: Type.Optional(Type.String({ description: 'Cursor for the next page; present only when hasMore is true' })),
+    totalCount: Type.Integer({ description: `Total number of ${what} matching the filters` }),
+  });
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor?: string;
+  totalCount: number;
+}
+
+export function encodeCursor(id: string): string {
+  return Buffer.from(JSON.stringify({ id }), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { id?: unknown };
+    if (typeof v.id === 'string' && v.id.length > 0) return v.id;
+  } catch {
+    /* fall through */
+  }
+  throw apiError(400, 'INVALID_INPUT', 'cursor is not a cursor this service returned', {
+    errors: [{ field: 'cursor', message: 'is not a valid cursor' }],
+  });
+}
+
+/**
+ * Run a filtered query as one page. `base` carries the table and filters (no select);
+ * `idColumn` is the id column the order and cursor use; `toItem` maps a row.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function paginate<Row, Item>(
+  base: SelectQueryBuilder<any, any, object>,
+  idColumn: string,
+  opts: { limit?: number | undefined; cursor?: string | undefined },
+  toItem: (row: Row) => Item,
+): Promise<Page<Item>> {
+  const limit = opts.limit ?? DEFAULT_LIMIT;
+  const countRow = (await base.select(sql<number>`count(*)`.as('n')).executeTakeFirst()) as { n: number | string } | undefined;
+  let q = base.selectAll();
+  if (opts.cursor !== undefined) q = q.where(idColumn, '<', decodeCursor(opts.cursor));
+  const rows = (await q.orderBy(idColumn, 'desc').limit(limit + 1).execute()) as Row[];
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  const page: Page<Item> = { data: pageRows.map(toItem), hasMore, totalCount: Number(countRow?.n ?? 0) };
+  if (hasMore) page.nextCursor = encodeCursor((pageRows[pageRows.length - 1] as Record<string, string>)[idColumn.split('.').pop()!]!);
+  return page;
+}

@@ -1,0 +1,140 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+import { invalidInput, type FieldConstraint, type FieldError } from './errors.js';
+import { FORMATS, formatWords } from './formats.js';
+
+// Request validation: Ajv compiles each TypeBox schema once at start-up. Bodies are
+// checked strictly (no type coercion); query strings, path parameters and headers are
+// text on the wire, so numbers and booleans there are coerced. Every failure in the
+// request part becomes one FieldError, and all of them come back in one 400.
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    verbose: true,
+  });
+  for (const [name, test] of Object.entries(FORMATS)) ajv.addFormat(name, { type: 'string', validate: test });
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv(true);
+
+export type RequestPart = 'body' | 'querystring' | 'params' | 'headers';
+
+function pathOf(instancePath: string): string {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function join(base: string, prop: string): string {
+  return base ? `${base}.${prop}` : prop;
+}
+
+function describe(e: ErrorObject): { message: string; constraint?: FieldConstraint } {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { message: 'is required' };
+    case 'format': {
+      const format = String(p.format);
+      return { message: `must be ${formatWords(format)}`, constraint: { format } };
+    }
+    case 'pattern':
+      return { message: `must match the pattern ${String(p.pattern)}`, constraint: { pattern: String(p.pattern) } };
+    case 'enum': {
+      const values = (p.allowedValues as unknown[]).map(String);
+      return { message: `must be one of: ${values.join(', ')}`, constraint: { enum: values } };
+    }
+    case 'const':
+      return { message: `must be ${JSON.stringify(p.allowedValue)}`, constraint: { enum: [String(p.allowedValue)] } };
+    case 'minLength':
+      return { message: `must be at least ${String(p.limit)} characters long`, constraint: { minLength: Number(p.limit) } };
+    case 'maxLength':
+      return { message: `must be at most ${String(p.limit)} characters long`, constraint: { maxLength: Number(p.limit) } };
+    case 'type':
+      return { message: `must be ${String(p.type).replace(/,/g, ' or ')}` };
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return { message: `must be ${String(p.comparison)} ${String(p.limit)}` };
+    case 'minItems':
+      return { message: `must have at least ${String(p.limit)} items` };
+    case 'maxItems':
+      return { message: `must have at most ${String(p.limit)} items` };
+    case 'additionalProperties':
+      return { message: 'is not a recognised field' };
+    case 'uniqueItems':
+      return { message: 'must not contain duplicate items' };
+    default:
+      return { message: e.message ?? 'is invalid' };
+  }
+}
+
+/** Turn Ajv errors into FieldErrors: one per field and problem, unions collapsed. */
+export function toFieldErrors(errors: readonly ErrorObject[], part: RequestPart): FieldError[] {
+  // Errors raised inside an anyOf/oneOf branch are replaced by the union's own error,
+  // described by the constants of its branches when they are all constants.
+  // A nullable field (X or null) is reported as X: its own errors stand and the union's go.
+  const unions: string[] = [];
+  const nullableKeep: string[] = [];
+  const nullableUnions = new Set<ErrorObject>();
+  for (const e of errors) {
+    if (e.keyword !== 'anyOf' && e.keyword !== 'oneOf') continue;
+    const branches = Array.isArray(e.schema) ? (e.schema as Array<Record<string, unknown>>) : [];
+    const nullAt = branches.findIndex((b) => b.type === 'null');
+    if (branches.length === 2 && nullAt >= 0) {
+      nullableKeep.push(`${e.schemaPath}/${1 - nullAt}/`);
+      nullableUnions.add(e);
+    }
+    unions.push(e.schemaPath);
+  }
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if (nullableUnions.has(e)) continue;
+    const kept = nullableKeep.some((k) => e.schemaPath.startsWith(k));
+    if (!kept && unions.some((u) => e.schemaPath.startsWith(`${u}/`))) continue;
+    let field = pathOf(e.instancePath);
+    if (e.keyword === 'required') field = join(field, String((e.params as { missingProperty: string }).missingProperty));
+    if (e.keyword === 'additionalProperties') field = join(field, String((e.params as { additionalProperty: string }).additionalProperty));
+    let d = describe(e);
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
+      const branches = Array.isArray(e.schema) ? (e.schema as Array<Record<string, unknown>>) : [];
+      const consts = branches.every((b) => 'const' in b) ? branches.map((b) => String(b.const)) : undefined;
+      d = consts ? { message: `must be one of: ${consts.join(', ')}`, constraint: { enum: consts } } : { message: 'does not match any of the allowed shapes' };
+    }
+    if (!field) field = part === 'body' ? '(body)' : `(${part})`;
+    const key = `${field}\u0000${d.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const fe: FieldError = { field, message: d.message };
+    if (d.constraint) fe.constraint = d.constraint;
+    out.push(fe);
+  }
+  return out;
+}
+
+/** Fastify validator compiler: strict bodies, coerced text parts, our error shape. */
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const part = (httpPart ?? 'body') as RequestPart;
+  const validate: ValidateFunction = (part === 'body' ? bodyAjv : textAjv).compile(schema as object);
+  return (data: unknown) => {
+    if (validate(data)) return { value: data };
+    return { error: invalidInput(toFieldErrors(validate.errors ?? [], part)) };
+  };
+};
+
+/** Validate a value against a schema outside a route (multipart fields, stored JSON). */
+export function checkSchema(schema: object, data: unknown, part: RequestPart = 'body'): FieldError[] {
+  const validate = bodyAjv.compile(schema);
+  return validate(data) ? [] : toFieldErrors(validate.errors ?? [], part);
+}
