@@ -6,6 +6,7 @@ const stores = ['sqlite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])
 
 export default defineConfig({
   test: {
+    globalSetup: ['test/global-setup.ts'],
     projects: stores.map((store) => ({
       extends: true,
       test: {

@@ -6,12 +6,21 @@ import { sql } from 'kysely';
 import { adminRoutes } from './areas/platforms/routes.js';
 import { configRoutes } from './areas/config/routes.js';
 import { tokensRoutes } from './areas/tokens/routes.js';
+import { customersRoutes } from './areas/customers/routes.js';
+import { documentsRoutes } from './areas/documents/routes.js';
+import { contactVerificationRoutes } from './areas/contact-verification/routes.js';
+import { kycLinkRoutes } from './areas/kyc-links/routes.js';
+import { hostedKycPages } from './areas/kyc-links/pages.js';
+import { beneficialOwnersRoutes } from './areas/beneficial-owners/routes.js';
+import { verificationsRoutes } from './areas/verifications/routes.js';
+import { legalPages } from './areas/customers/pages.js';
 import { API_VERSION, type Config } from './config.js';
 import { type AgentResolver, allows, authenticate } from './kernel/auth.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
 import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
 import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
+import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
 import { validatorCompiler } from './kernel/validation.js';
 
@@ -20,6 +29,7 @@ export interface AppDeps {
   clock: Clock;
   config: Config;
   jobs: JobQueue;
+  hooks: Hooks;
   /** Resolves AgentAuth bearer tokens; absent until the agents area exists. */
   agentResolver?: AgentResolver;
 }
@@ -42,7 +52,12 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     ajv: { customOptions: { strict: false } },
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: false,
-    return503OnClosing: true,
+    // While stopping, server.ts answers new requests 503 SERVICE_UNAVAILABLE in the envelope.
+    return503OnClosing: false,
+    // Errors raised before routing (a URL that does not decode) get the envelope too.
+    frameworkErrors: (err, req, reply) => {
+      sendError(err, req, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
@@ -100,6 +115,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   });
 
   if (deps.config.adminKey) await app.register(adminRoutes, { prefix: '/admin' });
+  await app.register(legalPages);
+  await app.register(hostedKycPages);
 
   await app.register(
     async (api) => {
@@ -113,12 +130,22 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
           throw apiError(403, 'FORBIDDEN', `This API token lacks the ${needed} permission`, { required: needed, granted: [...auth.permissions] });
         }
       });
+      // Before validation, so a request rejected by its schema is a 4xx stored under its key
+      // like any other (and the hash covers the body as sent, before defaults are applied).
+      // After validation: a request its schema rejects never started, so it stores nothing
+      // and the key stays free for the corrected request.
       api.addHook('preHandler', idempotencyPreHandler);
       api.addHook('onSend', idempotencyOnSend);
 
       api.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
       await api.register(tokensRoutes);
       await api.register(configRoutes);
+      await api.register(customersRoutes);
+      await api.register(documentsRoutes);
+      await api.register(contactVerificationRoutes);
+      await api.register(kycLinkRoutes);
+      await api.register(beneficialOwnersRoutes);
+      await api.register(verificationsRoutes);
     },
     { prefix: VERSION_PREFIX },
   );
@@ -167,7 +194,11 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     if (reply.statusCode >= 500) {
       await releaseKey(deps.store.db, claim.platformId, claim.key);
     } else {
-      const body = typeof payload === 'string' ? payload : payload === undefined || payload === null ? '' : String(payload);
+      let body = typeof payload === 'string' ? payload : payload === undefined || payload === null ? '' : String(payload);
+      // Secrets are shown once and never stored: the stored answer goes without them, so
+      // a replay names the same resource without repeating its secret.
+      const secrets = req.routeOptions.config.secretFields;
+      if (secrets && body) body = withoutFields(body, secrets);
       const type = reply.getHeader('content-type');
       await completeKey(deps.store.db, claim.platformId, claim.key, reply.statusCode, body, typeof type === 'string' ? type : null);
     }
@@ -175,6 +206,16 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   }
 
   return app;
+}
+
+function withoutFields(json: string, fields: readonly string[]): string {
+  try {
+    const value = JSON.parse(json) as Record<string, unknown>;
+    for (const f of fields) delete value[f];
+    return JSON.stringify(value);
+  } catch {
+    return json;
+  }
 }
 
 const FRAMEWORK_400: Record<string, string> = {
@@ -185,11 +226,13 @@ const FRAMEWORK_400: Record<string, string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed JSON body',
   FST_ERR_CTP_EMPTY_TYPE: 'Missing Content-Type',
   FST_ERR_CTP_INVALID_TYPE: 'Invalid Content-Type',
+  FST_ERR_BAD_URL: 'Malformed URL: the path is not valid percent-encoding',
 };
 
 function sendError(err: FastifyError | ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof ApiError) {
-    if (err.status >= 500 && err.status !== 501) req.log.error({ err }, err.message);
+    if (err.status === 503) req.log.warn(err.message);
+    else if (err.status >= 500 && err.status !== 501) req.log.error({ err }, err.message);
     return reply.code(err.status).type('application/json').send(err.toEnvelope());
   }
   const fe = err as FastifyError;

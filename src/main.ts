@@ -4,7 +4,7 @@ import { findDefaultPlatform, findPlatform } from './areas/platforms/store.js';
 import { createToken, deleteToken, listTokens } from './areas/tokens/service.js';
 import { API_VERSION, loadConfig } from './config.js';
 import type { Permission } from './kernel/auth.js';
-import { iso, systemClock } from './kernel/clock.js';
+import { iso, platformNowMs, systemClock } from './kernel/clock.js';
 import { openStore, parseDatabaseUrl, type Store } from './kernel/db/connect.js';
 import { migrate } from './kernel/db/migrations.js';
 import { baseUrl, startServer } from './server.js';
@@ -67,19 +67,19 @@ async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   }
 }
 
-async function platformId(store: Store, given: string | undefined): Promise<string> {
-  if (given) {
-    if (!(await findPlatform(store.db, given))) throw new Error(`No platform ${given}`);
-    return given;
-  }
-  const def = await findDefaultPlatform(store.db);
-  if (!def) throw new Error('No default platform yet: run `payments-service serve` once, or pass --platform');
-  return def.id;
+/** The platform a token command acts on, and now on its sandbox clock. */
+async function targetPlatform(store: Store, given: string | undefined): Promise<{ id: string; at: string }> {
+  const row = given ? await findPlatform(store.db, given) : await findDefaultPlatform(store.db);
+  if (!row) throw new Error(given ? `No platform ${given}` : 'No default platform yet: run `payments-service serve` once, or pass --platform');
+  return { id: row.id, at: iso(platformNowMs(systemClock, Number(row.clock_offset_ms))) };
 }
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+/** A command line this program cannot run: reported with the usage text, exit status 2. */
+class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd = 'serve', sub, ...rest] = argv;
@@ -91,19 +91,35 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      platform: { type: 'string' },
-      permissions: { type: 'string' },
-      regulated: { type: 'boolean' },
-      'skip-verification-paperwork': { type: 'boolean' },
-    },
-  });
+  try {
+    return await run(cmd, sub, rest);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`payments-service: ${err.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+}
+
+async function run(cmd: string, sub: string | undefined, rest: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        platform: { type: 'string' },
+        permissions: { type: 'string' },
+        regulated: { type: 'boolean' },
+        'skip-verification-paperwork': { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const { values, positionals } = parsed;
   if (cmd === 'platform' && sub === 'create') {
-    if (!values.name) throw new Error('platform create needs --name');
+    if (!values.name) throw new UsageError('platform create needs --name');
     const created = await withStore((s) =>
       createPlatform(s.db, systemClock, { name: values.name!, regulated: values.regulated ?? false, skipVerificationPaperwork: values['skip-verification-paperwork'] ?? false }),
     );
@@ -115,31 +131,49 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (cmd === 'token' && sub === 'create') {
-    if (!values.name) throw new Error('token create needs --name');
+    if (!values.name) throw new UsageError('token create needs --name');
     const perms = (values.permissions ?? ALL_PERMISSIONS.join(',')).split(',').map((p) => p.trim().toUpperCase());
     const bad = perms.filter((p) => !ALL_PERMISSIONS.includes(p as Permission));
-    if (bad.length > 0 || perms.length === 0) throw new Error(`--permissions takes VIEW, TRANSACT, MANAGE; got ${bad.join(', ')}`);
-    print(await withStore(async (s) => createToken(s.db, await platformId(s, values.platform), iso(Date.now()), { name: values.name!, permissions: perms as Permission[] })));
+    if (bad.length > 0 || perms.length === 0) throw new UsageError(`--permissions takes VIEW, TRANSACT, MANAGE; got ${bad.map((p) => JSON.stringify(p)).join(', ')}`);
+    print(
+      await withStore(async (s) => {
+        const target = await targetPlatform(s, values.platform);
+        return createToken(s.db, target.id, target.at, { name: values.name!, permissions: perms as Permission[] });
+      }),
+    );
     return 0;
   }
   if (cmd === 'token' && sub === 'list') {
-    print(await withStore(async (s) => (await listTokens(s.db, await platformId(s, values.platform), {}, { limit: 100 })).data));
+    print(
+      await withStore(async (s) => {
+        const { id } = await targetPlatform(s, values.platform);
+        const all: Awaited<ReturnType<typeof listTokens>>['data'] = [];
+        for (let cursor: string | undefined; ; ) {
+          const page = await listTokens(s.db, id, {}, { limit: 100, cursor });
+          all.push(...page.data);
+          if (!page.nextCursor) return all;
+          cursor = page.nextCursor;
+        }
+      }),
+    );
     return 0;
   }
   if (cmd === 'token' && sub === 'revoke') {
     const id = positionals[0];
-    if (!id) throw new Error('token revoke needs the token id');
-    await withStore(async (s) => deleteToken(s.db, await platformId(s, values.platform), id, iso(Date.now())));
+    if (!id) throw new UsageError('token revoke needs the token id');
+    await withStore(async (s) => {
+      const target = await targetPlatform(s, values.platform);
+      await deleteToken(s.db, target.id, id, target.at);
+    });
     process.stdout.write(`Revoked ${id}\n`);
     return 0;
   }
-  process.stderr.write(`${USAGE}\n`);
-  return 2;
+  throw new UsageError(`unknown command "${[cmd, sub].filter(Boolean).join(' ')}"`);
 }
 
-const isEntry = process.argv[1] !== undefined && /main\.(ts|js)$/.test(process.argv[1]);
-if (isEntry) {
-  main(process.argv.slice(2))
+/** Run the command line and exit with its status (serve keeps the process alive). */
+export function runCli(argv: string[]): void {
+  main(argv)
     .then((code) => {
       if (code >= 0) process.exit(code);
     })
@@ -148,3 +182,6 @@ if (isEntry) {
       process.exit(1);
     });
 }
+
+const isEntry = process.argv[1] !== undefined && /main\.(ts|js)$/.test(process.argv[1]);
+if (isEntry) runCli(process.argv.slice(2));

@@ -5,7 +5,12 @@ import { API_VERSION, type Config } from './config.js';
 import { type Clock, systemClock } from './kernel/clock.js';
 import { openStore, parseDatabaseUrl, type OpenOptions, type Store } from './kernel/db/connect.js';
 import { migrate } from './kernel/db/migrations.js';
+import { Hooks } from './kernel/hooks.js';
+import { apiError } from './kernel/errors.js';
 import { JobQueue } from './kernel/jobs.js';
+
+/** How long a stop waits for requests in flight before it closes their connections. */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface Running {
   app: FastifyInstance;
@@ -34,8 +39,24 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   await migrate(store);
   const bootstrap = await ensureDefaultPlatform(store, clock, { tokenId: config.apiTokenId, clientSecret: config.apiClientSecret });
   const jobs = new JobQueue(store, clock);
-  const app = await buildApp({ store, clock, config, jobs }, opts.logger !== undefined ? { logger: opts.logger } : {});
+  const hooks = new Hooks();
+  const app = await buildApp({ store, clock, config, jobs, hooks }, opts.logger !== undefined ? { logger: opts.logger } : {});
   jobs.useLogger(app.log);
+  // Graceful stop: Node closes idle keep-alive connections when the server closes, but a
+  // connection whose request is still in flight would stay open (keepAliveTimeout, 72 s)
+  // after its answer. Once stopping, answers carry Connection: close, so each such
+  // connection ends with its response; after SHUTDOWN_GRACE_MS the rest are cut.
+  // A request that arrives while stopping (on a connection that was busy when the stop
+  // began) is answered 503 SERVICE_UNAVAILABLE in the envelope, so the client retries
+  // elsewhere; Fastify itself adds Connection: close to it.
+  let stopping = false;
+  app.addHook('onRequest', async () => {
+    if (stopping) throw apiError(503, 'SERVICE_UNAVAILABLE', 'The server is shutting down; retry the request');
+  });
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (stopping) reply.header('connection', 'close');
+    return payload;
+  });
   await app.ready();
   if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
   if (opts.worker !== false) jobs.start();
@@ -48,7 +69,13 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     async close() {
       if (closed) return;
       closed = true;
-      await app.close();
+      stopping = true;
+      const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(force);
+      }
       await jobs.stop();
       await store.close();
     },
@@ -58,6 +85,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 export function baseUrl(app: FastifyInstance): string {
   const addr = app.server.address();
   if (!addr || typeof addr === 'string') return `/${API_VERSION}`;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  // A wildcard address is no address a client can use: show the loopback one.
+  const address = addr.address === '0.0.0.0' ? '127.0.0.1' : addr.address === '::' ? '::1' : addr.address;
+  const host = addr.family === 'IPv6' ? `[${address}]` : address;
   return `http://${host}:${addr.port}/${API_VERSION}`;
 }

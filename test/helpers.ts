@@ -34,7 +34,8 @@ export async function freshStore(): Promise<TestStore> {
   if (STORE === 'postgres') {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_STORE=postgres needs TEST_DATABASE_URL');
-    const schema = `t_${randomBytes(6).toString('hex')}`;
+    // The name carries its creation time so test/global-setup.ts can drop abandoned ones.
+    const schema = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
     const store = await openStore({ kind: 'postgres', location: url }, { schema, poolSize: 5 });
     return {
       store,

@@ -50,7 +50,8 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   } catch {
     throw unauthorized('Malformed Basic credentials: not base64');
   }
-  const colon = decoded.indexOf(':');
+  // A `Token:<uuid>` user name holds a colon of its own: the separator is the next one.
+  const colon = decoded.indexOf(':', decoded.startsWith('Token:') ? 'Token:'.length : 0);
   if (colon <= 0) throw unauthorized('Malformed Basic credentials: expected <api token id>:<client secret>');
   const username = decoded.slice(0, colon);
   const secret = decoded.slice(colon + 1);

@@ -105,7 +105,11 @@ export function apiError<S extends ErrorStatus>(
 
 /** 400 INVALID_INPUT listing every invalid field. */
 export function invalidInput(errors: FieldError[], message?: string): ApiError {
-  const text = message ?? (errors.length === 1 ? `Invalid input: ${errors[0]!.field} ${errors[0]!.message}` : `Invalid input: ${errors.length} fields are invalid`);
+  // Count fields, not problems: one field can fail two checks (format and length).
+  const fields = new Set(errors.map((e) => e.field));
+  const text =
+    message ??
+    (fields.size === 1 ? `Invalid input: ${errors[0]!.field} ${errors.map((e) => e.message).join(' and ')}` : `Invalid input: ${fields.size} fields are invalid`);
   return apiError(400, 'INVALID_INPUT', text, { errors });
 }
 

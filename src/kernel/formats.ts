@@ -18,7 +18,9 @@ function isCalendarDate(s: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const dt = new Date(Date.UTC(y, mo - 1, d));
+  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0 to 99 onto 1900 to 1999.
+  const dt = new Date(0);
+  dt.setUTCFullYear(y, mo - 1, d);
   return dt.getUTCFullYear() === y && dt.getUTCMonth() === mo - 1 && dt.getUTCDate() === d;
 }
 
@@ -37,9 +39,10 @@ function isHttpUrl(s: string): boolean {
 }
 
 function isUsSsn(s: string): boolean {
-  const m = /^(\d{3})-?(\d{2})-?(\d{4})$/.exec(s);
+  // AAA-GG-SSSS or AAAGGSSSS: both dashes or neither.
+  const m = /^(\d{3})(-?)(\d{2})\2(\d{4})$/.exec(s);
   if (!m) return false;
-  const [area, group, serial] = [m[1]!, m[2]!, m[3]!];
+  const [area, group, serial] = [m[1]!, m[3]!, m[4]!];
   return area !== '000' && area !== '666' && area[0] !== '9' && group !== '00' && serial !== '0000';
 }
 

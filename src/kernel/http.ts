@@ -10,6 +10,8 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** Permission the route needs (default: VIEW for GET, MANAGE otherwise). */
     permission?: Permission;
+    /** Response fields that are secrets: never stored for an Idempotency-Key replay. */
+    secretFields?: readonly string[];
   }
   interface FastifyRequest {
     auth: AuthContext | null;
@@ -37,6 +39,7 @@ const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   404: 'Not found',
   405: 'Method not allowed',
   409: 'Conflict',
+  410: 'Gone',
   412: 'Precondition failed',
   424: 'Failed dependency',
   429: 'Too many requests',

@@ -13,7 +13,9 @@ import { newId } from './ids.js';
 // marks the job done: the handler's writes and the completion commit together, or not at
 // all. A handler that throws is rolled back to a savepoint and the job is rescheduled with
 // exponential backoff and jitter until it runs out of attempts. Nothing sleeps: a job that
-// came due while the server was down runs at the next start.
+// came due while the server was down runs at the next start. A process only claims kinds it
+// has a handler for: a job whose handler is registered later (after the worker started, or
+// in another process running a newer version) waits for it instead of failing for good.
 
 export interface JobRecord {
   id: string;
@@ -81,6 +83,8 @@ export class JobQueue {
       backoffBaseMs: opts.backoffBaseMs ?? 1_000,
       backoffMaxMs: opts.backoffMaxMs ?? 60 * 60_000,
     });
+    // Jobs of this kind may already be due (scheduled before a restart, or by another process).
+    this.kick();
   }
 
   /** Schedule a job inside the caller's transaction (so it exists iff the change committed). */
@@ -110,6 +114,8 @@ export class JobQueue {
   /** Run one due job, if any. Returns false when nothing was due. */
   async runOne(platformId?: string): Promise<boolean> {
     const db = this.store.db;
+    const kinds = [...this.handlers.keys()];
+    if (kinds.length === 0) return false;
     const realNow = this.clock.nowMs();
     return db.transaction().execute(async (trx) => {
       let q = trx
@@ -117,6 +123,7 @@ export class JobQueue {
         .leftJoin('platforms as p', 'p.id', 'j.platform_id')
         .select(['j.id', 'j.platform_id', 'j.kind', 'j.payload', 'j.run_at_ms', 'j.attempts', 'j.max_attempts', 'p.clock_offset_ms'])
         .where('j.status', '=', 'pending')
+        .where('j.kind', 'in', kinds)
         .where(sql<boolean>`j.run_at_ms <= ${realNow} + coalesce(p.clock_offset_ms, 0)`);
       if (platformId !== undefined) q = q.where('j.platform_id', '=', platformId);
       q = q.orderBy('j.run_at_ms', 'asc').orderBy('j.id', 'asc').limit(1);
@@ -200,8 +207,7 @@ export class JobQueue {
   private loop(): void {
     if (this.stopped) return;
     this.kicked = false;
-    this.running = this.runDue(undefined, 1_000)
-      .then(() => undefined)
+    this.running = this.drain()
       .catch((err: unknown) => {
         this.log?.error({ err }, 'job loop error');
       })
@@ -213,6 +219,13 @@ export class JobQueue {
           this.loop();
         }, this.kicked ? 0 : this.pollMs);
       });
+  }
+
+  /** The loop's pass over due jobs; stops between jobs once stop() was called. */
+  private async drain(): Promise<void> {
+    for (let n = 0; n < 1_000 && !this.stopped; n += 1) {
+      if (!(await this.runOne())) return;
+    }
   }
 
   /** Stop polling and wait for the job in progress. */

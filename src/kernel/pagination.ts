@@ -68,3 +68,35 @@ export async function paginate<Row, Item>(
   if (hasMore) page.nextCursor = encodeCursor((pageRows[pageRows.length - 1] as Record<string, string>)[idColumn.split('.').pop()!]!);
   return page;
 }
+
+/** The created/updated range filters lists share (query parameters, ISO 8601). */
+export const TimeRangeQuery = {
+  createdAfter: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after (inclusive)' })),
+  createdBefore: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or before (inclusive)' })),
+  updatedAfter: Type.Optional(Type.String({ format: 'date-time', description: 'Updated at or after (inclusive)' })),
+  updatedBefore: Type.Optional(Type.String({ format: 'date-time', description: 'Updated at or before (inclusive)' })),
+};
+
+export interface TimeRange {
+  createdAfter?: string | undefined;
+  createdBefore?: string | undefined;
+  updatedAfter?: string | undefined;
+  updatedBefore?: string | undefined;
+}
+
+/** Normalise the range to the stored form (ISO 8601 UTC with milliseconds), so text comparison is time comparison. */
+export function timeRangeOf(q: TimeRange): TimeRange {
+  const norm = (s: string | undefined) => (s === undefined ? undefined : new Date(Date.parse(s)).toISOString());
+  return { createdAfter: norm(q.createdAfter), createdBefore: norm(q.createdBefore), updatedAfter: norm(q.updatedAfter), updatedBefore: norm(q.updatedBefore) };
+}
+
+/** Apply a time range to a query over a table with created_at / updated_at columns. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function whereTimeRange<Q extends SelectQueryBuilder<any, any, any>>(q: Q, r: TimeRange): Q {
+  let out = q;
+  if (r.createdAfter !== undefined) out = out.where('created_at', '>=', r.createdAfter) as Q;
+  if (r.createdBefore !== undefined) out = out.where('created_at', '<=', r.createdBefore) as Q;
+  if (r.updatedAfter !== undefined) out = out.where('updated_at', '>=', r.updatedAfter) as Q;
+  if (r.updatedBefore !== undefined) out = out.where('updated_at', '<=', r.updatedBefore) as Q;
+  return out;
+}

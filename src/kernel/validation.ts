@@ -16,6 +16,7 @@ function makeAjv(coerce: boolean): Ajv {
     removeAdditional: false,
     strict: false,
     verbose: true,
+    discriminator: true,
   });
   for (const [name, test] of Object.entries(FORMATS)) ajv.addFormat(name, { type: 'string', validate: test });
   return ajv;
@@ -112,6 +113,18 @@ export function toFieldErrors(errors: readonly ErrorObject[], part: RequestPart)
       const consts = branches.every((b) => 'const' in b) ? branches.map((b) => String(b.const)) : undefined;
       d = consts ? { message: `must be one of: ${consts.join(', ')}`, constraint: { enum: consts } } : { message: 'does not match any of the allowed shapes' };
     }
+    if (e.keyword === 'discriminator') {
+      // oneOf discriminated by a tag property: report the tag itself.
+      const tag = String((e.params as { tag: string }).tag);
+      field = join(field, tag);
+      if (errors.some((o) => o.keyword === 'required' && (o.params as { missingProperty?: string }).missingProperty === tag && o.instancePath === e.instancePath)) continue;
+      const branches = ((e.parentSchema as { oneOf?: Array<{ properties?: Record<string, { const?: unknown; enum?: unknown[] }> }> })?.oneOf ?? []);
+      const values = branches.flatMap((b) => {
+        const p = b.properties?.[tag];
+        return p?.const !== undefined ? [String(p.const)] : (p?.enum ?? []).map(String);
+      });
+      d = values.length > 0 ? { message: `must be one of: ${values.join(', ')}`, constraint: { enum: values } } : { message: 'is invalid' };
+    }
     if (!field) field = part === 'body' ? '(body)' : `(${part})`;
     const key = `${field}\u0000${d.message}`;
     if (seen.has(key)) continue;
@@ -133,8 +146,15 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   };
 };
 
+/** Validators compiled by checkSchema, per schema object (compiled once, dropped with the schema). */
+const checkCache = new WeakMap<object, ValidateFunction>();
+
 /** Validate a value against a schema outside a route (multipart fields, stored JSON). */
 export function checkSchema(schema: object, data: unknown, part: RequestPart = 'body'): FieldError[] {
-  const validate = bodyAjv.compile(schema);
+  let validate = checkCache.get(schema);
+  if (!validate) {
+    validate = bodyAjv.compile(schema);
+    checkCache.set(schema, validate);
+  }
   return validate(data) ? [] : toFieldErrors(validate.errors ?? [], part);
 }

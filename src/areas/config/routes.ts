@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ApiError, invalidInput, type FieldError } from '../../kernel/errors.js';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
 import { PlatformConfig, PlatformConfigUpdateRequest } from './schemas.js';
-import { getConfig, updatePlatformConfig } from './service.js';
+import { getConfig, readOnlyFieldErrors, updatePlatformConfig } from './service.js';
 
 const tags = ['Platform Configuration'];
 const basicOnly = [{ BasicAuth: [] }];
@@ -22,6 +23,8 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/config',
     {
       config: { auth: 'basic', permission: 'MANAGE' },
+      // Schema errors reach the handler so a read-only field is reported with them in one 400.
+      attachValidation: true,
       schema: {
         tags,
         security: basicOnly,
@@ -31,6 +34,14 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PlatformConfig, ...errorResponses(403, 501) },
       },
     },
-    async (req) => updatePlatformConfig(store.db, authOf(req).platform, nowOf(req, clock).at, req.body),
+    async (req) => {
+      if (req.validationError) {
+        const err = req.validationError as unknown;
+        if (!(err instanceof ApiError)) throw err;
+        const schemaErrors = (err.details?.errors ?? []) as FieldError[];
+        throw invalidInput([...readOnlyFieldErrors(req.body), ...schemaErrors]);
+      }
+      return updatePlatformConfig(store, authOf(req).platform, nowOf(req, clock).at, req.body);
+    },
   );
 };

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
-import { apiError, FieldErrors } from '../../kernel/errors.js';
+import { apiError, type FieldError, FieldErrors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import {
   DEFAULT_ENABLED_TRANSACTION_TYPES,
@@ -10,7 +11,7 @@ import {
 } from '../../sandbox/platform-defaults.js';
 import type { PlatformRow } from '../platforms/store.js';
 import type { CardTokenization2FAConfig, EmbeddedWalletConfig, FeeConfig, PlatformConfig, PlatformConfigUpdateRequest, PlatformCurrencyConfig } from './schemas.js';
-import { activeFees, type ConfigRow, type FeeRow, findConfig, insertConfig, updateConfig, upsertFee } from './store.js';
+import { activeFees, type ConfigRow, type FeeRow, findConfig, findConfigForUpdate, insertConfig, updateConfig, upsertFee } from './store.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
@@ -85,8 +86,21 @@ function mergeObject<T extends object>(current: string | null, patch: T): string
   return JSON.stringify(out);
 }
 
+/** PlatformConfig fields a PATCH may not carry: isRegulatedFinancialInstitution is fixed when the platform is created. */
+export const READ_ONLY_FIELDS = ['isRegulatedFinancialInstitution'] as const;
+
+/** One error per read-only field present in a PATCH body. */
+export function readOnlyFieldErrors(body: unknown): FieldError[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  return READ_ONLY_FIELDS.filter((f) => (body as Record<string, unknown>)[f] !== undefined).map((field) => ({
+    field,
+    message: 'is read-only: it is fixed when the platform is created',
+  }));
+}
+
 function checkUpdate(body: PlatformConfigUpdateRequest): void {
   const errors = new FieldErrors();
+  for (const e of readOnlyFieldErrors(body)) errors.add(e.field, e.message);
   body.supportedCurrencies?.forEach((c, i) => {
     if (c.minAmount > c.maxAmount) errors.add(`supportedCurrencies.${i}.minAmount`, 'must not be greater than maxAmount');
   });
@@ -114,15 +128,22 @@ function checkUpdate(body: PlatformConfigUpdateRequest): void {
   }
 }
 
-export async function updatePlatformConfig(db: Kysely<DB>, platform: PlatformRow, at: string, body: PlatformConfigUpdateRequest): Promise<PlatformConfig> {
+export async function updatePlatformConfig(store: Store, platform: PlatformRow, at: string, body: PlatformConfigUpdateRequest): Promise<PlatformConfig> {
   checkUpdate(body);
-  return db.transaction().execute(async (trx) => {
-    const row = await findConfig(trx, platform.id);
+  return store.db.transaction().execute(async (trx) => {
+    // Locked: nested objects are merged with what is stored, so concurrent PATCHes must queue.
+    const row = await findConfigForUpdate(trx, platform.id, store.kind === 'postgres');
     if (!row) throw new Error(`platform ${platform.id} has no configuration row`);
     const patch: Parameters<typeof updateConfig>[2] = { updated_at: at };
     if (body.umaDomain !== undefined) patch.uma_domain = body.umaDomain.toLowerCase();
     if (body.webhookEndpoint !== undefined) patch.webhook_endpoint = body.webhookEndpoint;
-    if (body.supportedCurrencies !== undefined) patch.supported_currencies = JSON.stringify(body.supportedCurrencies);
+    if (body.supportedCurrencies !== undefined) {
+      // Keep the writable fields only: providerRequired* are the provider's, read-only.
+      const writable = body.supportedCurrencies.map(({ currencyCode, minAmount, maxAmount, requiredCounterpartyFields, enabledTransactionTypes }) => ({
+        currencyCode, minAmount, maxAmount, requiredCounterpartyFields, enabledTransactionTypes,
+      }));
+      patch.supported_currencies = JSON.stringify(writable);
+    }
     if (body.embeddedWalletConfig !== undefined) patch.embedded_wallet_config = mergeObject(row.embedded_wallet_config, body.embeddedWalletConfig);
     if (body.cardTokenization2faConfig !== undefined) patch.card_tokenization_2fa_config = mergeObject(row.card_tokenization_2fa_config, body.cardTokenization2faConfig);
     await updateConfig(trx, platform.id, patch);

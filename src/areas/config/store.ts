@@ -13,6 +13,13 @@ export async function findConfig(db: Db, platformId: string): Promise<ConfigRow 
   return db.selectFrom('platform_configs').selectAll().where('platform_id', '=', platformId).executeTakeFirst();
 }
 
+/** The row, locked until the transaction ends on PostgreSQL (SQLite serialises writers already). */
+export async function findConfigForUpdate(db: Transaction<DB>, platformId: string, postgres: boolean): Promise<ConfigRow | undefined> {
+  let q = db.selectFrom('platform_configs').selectAll().where('platform_id', '=', platformId);
+  if (postgres) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
 export async function updateConfig(db: Db, platformId: string, patch: Partial<Omit<ConfigRow, 'platform_id' | 'id' | 'created_at'>>): Promise<void> {
   await db.updateTable('platform_configs').set(patch).where('platform_id', '=', platformId).execute();
 }

@@ -1,14 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
-import { iso } from '../../kernel/clock.js';
+import { timeRangeOf } from '../../kernel/pagination.js';
 import { ApiToken, ApiTokenCreateRequest, TokenIdParams, TokenListQuery, TokenListResponse } from './schemas.js';
 import { createToken, deleteToken, getToken, listTokens } from './service.js';
 
 const tags = ['API Tokens'];
 const basicOnly = [{ BasicAuth: [] }];
 
-/** Dates in filters are compared as stored: normalised ISO 8601 UTC. */
-const norm = (s: string | undefined) => (s === undefined ? undefined : iso(Date.parse(s)));
 
 export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock } = app.deps;
@@ -16,7 +14,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/tokens',
     {
-      config: { auth: 'basic', permission: 'MANAGE' },
+      config: { auth: 'basic', permission: 'MANAGE', secretFields: ['clientSecret'] },
       schema: { tags, security: basicOnly, operationId: 'createToken', summary: 'Create an API token', body: ApiTokenCreateRequest, response: { 201: ApiToken, ...errorResponses(403) } },
     },
     async (req, reply) => {
@@ -37,7 +35,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return listTokens(
         store.db,
         authOf(req).platform.id,
-        { name: q.name, createdAfter: norm(q.createdAfter), createdBefore: norm(q.createdBefore), updatedAfter: norm(q.updatedAfter), updatedBefore: norm(q.updatedBefore) },
+        { name: q.name, ...timeRangeOf(q) },
         { limit: q.limit, cursor: q.cursor },
       );
     },

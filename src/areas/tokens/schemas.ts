@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListOf, PageQuery } from '../../kernel/pagination.js';
+import { ListOf, PageQuery, TimeRangeQuery } from '../../kernel/pagination.js';
 
 export const Permission = Type.Enum(['VIEW', 'TRANSACT', 'MANAGE'], {
   description: 'VIEW reads everything; TRANSACT sends payments; MANAGE changes configuration, tokens and customers',
@@ -22,10 +22,7 @@ export const ApiTokenCreateRequest = Type.Object({
 
 export const TokenListQuery = Type.Object({
   name: Type.Optional(Type.String()),
-  createdAfter: Type.Optional(Type.String({ format: 'date-time' })),
-  createdBefore: Type.Optional(Type.String({ format: 'date-time' })),
-  updatedAfter: Type.Optional(Type.String({ format: 'date-time' })),
-  updatedBefore: Type.Optional(Type.String({ format: 'date-time' })),
+  ...TimeRangeQuery,
   ...PageQuery,
 });
 

@@ -1,3 +1,4 @@
+import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiTokensTable, DB, PlatformsTable } from '../../kernel/db/schema.js';
 
@@ -46,22 +47,14 @@ export async function hasBootstrapToken(db: Kysely<DB>, platformId: string): Pro
   return r !== undefined;
 }
 
-export interface TokenFilter {
+export interface TokenFilter extends TimeRange {
   name?: string | undefined;
-  createdAfter?: string | undefined;
-  createdBefore?: string | undefined;
-  updatedAfter?: string | undefined;
-  updatedBefore?: string | undefined;
 }
 
 export function tokenQuery(db: Kysely<DB>, platformId: string, f: TokenFilter) {
   let q = db.selectFrom('api_tokens').where('platform_id', '=', platformId).where('deleted_at', 'is', null);
   if (f.name !== undefined) q = q.where('name', '=', f.name);
-  if (f.createdAfter !== undefined) q = q.where('created_at', '>=', f.createdAfter);
-  if (f.createdBefore !== undefined) q = q.where('created_at', '<=', f.createdBefore);
-  if (f.updatedAfter !== undefined) q = q.where('updated_at', '>=', f.updatedAfter);
-  if (f.updatedBefore !== undefined) q = q.where('updated_at', '<=', f.updatedBefore);
-  return q;
+  return whereTimeRange(q, f);
 }
 
 /** The credential check's one query: the live token by client id or token id, with its platform. */

@@ -98,6 +98,85 @@ export interface EventsTable {
   created_at: string;
 }
 
+export interface CustomersTable {
+  id: string;
+  platform_id: string;
+  /** 'INDIVIDUAL' | 'BUSINESS'. */
+  customer_type: string;
+  platform_customer_id: string;
+  uma_address: string;
+  region: string | null;
+  email: string | null;
+  phone_number: string | null;
+  /** JSON array of currency codes. */
+  currencies: string;
+  /** kycStatus of an individual, kybStatus of a business. */
+  status: string;
+  /** JSON: the type's own fields (fullName … or businessInfo …); identifiers kept as last 4 only. */
+  fields: string;
+  end_user_terms_consent: string | null;
+  /** JSON {email?, phone?}: PENDING | VERIFIED, for providers that mandate it. */
+  contact_verification: string | null;
+  is_deleted: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface VerificationsTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  verification_status: string;
+  /** JSON array of VerificationError. */
+  errors: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BeneficialOwnersTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  roles: string;
+  ownership_percentage: number;
+  personal_info: string;
+  kyc_status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DocumentsTable {
+  id: string;
+  platform_id: string;
+  /** The customer or beneficial owner the document belongs to. */
+  document_holder: string;
+  document_type: string;
+  side: string | null;
+  country: string;
+  document_number: string | null;
+  issuing_authority: string | null;
+  file_name: string;
+  /** Sniffed from the bytes: image/jpeg, image/png or application/pdf. */
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  content: Buffer;
+  /** 1 once a verification used it (it can no longer be deleted). */
+  submitted: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KycLinksTable {
+  token: string;
+  platform_id: string;
+  customer_id: string;
+  redirect_uri: string | null;
+  expires_at_ms: number;
+  used_at: string | null;
+  created_at: string;
+}
+
 export interface DB {
   platforms: PlatformsTable;
   platform_configs: PlatformConfigsTable;
@@ -106,4 +185,9 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   jobs: JobsTable;
   events: EventsTable;
+  customers: CustomersTable;
+  verifications: VerificationsTable;
+  beneficial_owners: BeneficialOwnersTable;
+  documents: DocumentsTable;
+  kyc_links: KycLinksTable;
 }
