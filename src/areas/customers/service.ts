@@ -1,0 +1,360 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Store } from '../../kernel/db/connect.js';
+import { isUniqueViolation } from '../../kernel/db/connect.js';
+import type { DB } from '../../kernel/db/schema.js';
+import { apiError, type FieldConstraint, type FieldError, FieldErrors, invalidInput, notFound } from '../../kernel/errors.js';
+import { emitEvent } from '../../kernel/events.js';
+import { FORMATS } from '../../kernel/formats.js';
+import type { Hooks } from '../../kernel/hooks.js';
+import { newId } from '../../kernel/ids.js';
+import { paginate, type Page } from '../../kernel/pagination.js';
+import { CONTACT_VERIFICATION_REGIONS, END_USER_TERMS_VERSIONS, individualOutcome } from '../../sandbox/verification-rules.js';
+import { getConfig } from '../config/service.js';
+import { platformOptions } from '../platforms/service.js';
+import type { PlatformRow } from '../platforms/store.js';
+import { ownersOfCustomer } from '../beneficial-owners/view.js';
+import type { Address, BusinessInfo, Customer, CustomerCreateRequest, CustomerUpdateRequest, EndUserTermsConsent, IndividualWrite } from './schemas.js';
+import { EDD_FIELD_NAMES } from './schemas.js';
+import {
+  activePlatformCustomerIdTaken,
+  type CustomerFilter,
+  customerQuery,
+  type CustomerRow,
+  findCustomer,
+  findCustomerForUpdate,
+  insertCustomer,
+  umaAddressTaken,
+  updateCustomer as updateCustomerRow,
+} from './store.js';
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+/** What the customers row keeps in `fields`: the type's own data. Identifiers only as their last 4. */
+export interface IndividualFields {
+  fullName?: string;
+  birthDate?: string;
+  nationality?: string;
+  address?: Address;
+  idType?: string;
+  identifierLast4?: string;
+  countryOfIssuance?: string;
+  [edd: string]: unknown;
+}
+
+export interface BusinessFields {
+  address?: Address;
+  businessInfo?: Partial<BusinessInfo>;
+}
+
+export function individualFields(row: CustomerRow): IndividualFields {
+  return JSON.parse(row.fields) as IndividualFields;
+}
+
+export function businessFields(row: CustomerRow): BusinessFields {
+  return JSON.parse(row.fields) as BusinessFields;
+}
+
+export function contactVerificationOf(row: CustomerRow): { email?: 'PENDING' | 'VERIFIED'; phone?: 'PENDING' | 'VERIFIED' } | undefined {
+  return row.contact_verification ? (JSON.parse(row.contact_verification) as { email?: 'PENDING' | 'VERIFIED'; phone?: 'PENDING' | 'VERIFIED' }) : undefined;
+}
+
+/** The service check the quotes area uses: has the customer's acceptance of the end-user terms been recorded? */
+export function hasEndUserTermsOnFile(row: CustomerRow): boolean {
+  return row.end_user_terms_consent !== null;
+}
+
+export async function customerView(db: Db, row: CustomerRow): Promise<Customer> {
+  const v: Customer = {
+    id: row.id,
+    platformCustomerId: row.platform_customer_id,
+    customerType: row.customer_type as Customer['customerType'],
+    umaAddress: row.uma_address,
+    currencies: JSON.parse(row.currencies) as string[],
+    isDeleted: row.is_deleted === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.region) v.region = row.region;
+  if (row.email) v.email = row.email;
+  if (row.phone_number) v.phoneNumber = row.phone_number;
+  if (row.end_user_terms_consent) v.endUserTermsConsent = JSON.parse(row.end_user_terms_consent) as EndUserTermsConsent;
+  const cv = contactVerificationOf(row);
+  // Only the channel statuses: the JSON also keeps where a code was last sent (contact-verification area).
+  if (cv) v.contactVerification = { ...(cv.email ? { email: cv.email } : {}), ...(cv.phone ? { phone: cv.phone } : {}) };
+  if (row.customer_type === 'INDIVIDUAL') {
+    const { identifierLast4: _hidden, ...fields } = individualFields(row);
+    Object.assign(v, fields);
+    v.kycStatus = row.status as Customer['kycStatus'];
+  } else {
+    const f = businessFields(row);
+    if (f.address) v.address = f.address;
+    if (f.businessInfo) v.businessInfo = f.businessInfo;
+    v.kybStatus = row.status as Customer['kybStatus'];
+    v.beneficialOwners = await ownersOfCustomer(db, row.platform_id, row.id);
+  }
+  return v;
+}
+
+/** The CUSTOMER.* webhook type for a KYC/KYB status, if that status is announced. */
+export function customerStatusEventType(customerType: string, status: string): string | undefined {
+  if (!['APPROVED', 'REJECTED', 'PENDING'].includes(status)) return undefined;
+  return `CUSTOMER.${customerType === 'BUSINESS' ? 'KYB' : 'KYC'}_${status}`;
+}
+
+export async function emitCustomerStatus(db: Db, row: CustomerRow, at: string): Promise<void> {
+  const type = customerStatusEventType(row.customer_type, row.status);
+  if (type) await emitEvent(db, row.platform_id, at, { type, resourceId: row.id, data: await customerView(db, row) });
+}
+
+const ITIN = /^9\d{2}-?(5\d|6[0-5]|7\d|8[0-8]|9[0-24-9])-?\d{4}$/;
+
+/**
+ * Rules JSON schema cannot say: identifiers per idType, platform currencies. The body may
+ * have failed the schema (its errors are already in `errors`, so one 400 lists every
+ * invalid field): it is read defensively, and a field the schema already reported is not
+ * reported twice.
+ */
+function checkCustomerFields(body: unknown, existing: IndividualFields | undefined, errors: FieldErrors, supported: string[]): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  const b = body as Record<string, unknown>;
+  const str = (k: string): string | undefined => (typeof b[k] === 'string' ? (b[k] as string) : undefined);
+  const reported = new Set(errors.list.map((e) => e.field));
+  const add = (field: string, message: string, constraint: FieldConstraint): void => {
+    if (!reported.has(field)) errors.add(field, message, constraint);
+  };
+  if (Array.isArray(b.currencies)) {
+    b.currencies.forEach((c, i) => {
+      if (typeof c === 'string' && !supported.includes(c)) add(`currencies.${i}`, `${c} is not a supported currency of this platform`, { enum: supported });
+    });
+  }
+  if (b.customerType !== 'INDIVIDUAL') return;
+  const idType = str('idType') ?? existing?.idType;
+  const identifier = str('identifier');
+  if (identifier !== undefined) {
+    if (idType === undefined) add('idType', 'is required when identifier is given', { enum: ['SSN', 'ITIN', 'NON_US_TAX_ID'] });
+    else if (idType === 'SSN' && !FORMATS['us-ssn']!(identifier)) add('identifier', 'must be a US Social Security number (AAA-GG-SSSS)', { format: 'us-ssn' });
+    else if (idType === 'ITIN' && !ITIN.test(identifier)) add('identifier', 'must be a US ITIN (9XX-7X-XXXX)', { pattern: ITIN.source });
+  }
+  if (b.idType === 'EIN') add('idType', 'EIN identifies a business; an individual uses SSN, ITIN or NON_US_TAX_ID', { enum: ['SSN', 'ITIN', 'NON_US_TAX_ID'] });
+  const issuance = str('countryOfIssuance') ?? existing?.countryOfIssuance;
+  if ((idType === 'SSN' || idType === 'ITIN') && issuance !== undefined && issuance !== 'US') {
+    add('countryOfIssuance', `must be US for ${idType}`, { enum: ['US'] });
+  }
+  if (idType === 'NON_US_TAX_ID' && b.idType !== undefined && (issuance === undefined || issuance === 'US')) {
+    add('countryOfIssuance', 'is required for NON_US_TAX_ID and must not be US', { format: 'iso3166-1-alpha-2' });
+  }
+}
+
+/** An update's checks against its customer (undefined: unknown id): the type it must keep, then checkCustomerFields. */
+function checkUpdateFields(body: unknown, row: CustomerRow | undefined, errors: FieldErrors, supported: string[]): void {
+  const type = typeof body === 'object' && body !== null ? (body as { customerType?: unknown }).customerType : undefined;
+  if (row && typeof type === 'string' && type !== row.customer_type && !errors.list.some((e) => e.field === 'customerType')) {
+    errors.add('customerType', `must be ${row.customer_type}, the type of this customer`, { enum: [row.customer_type] });
+  }
+  checkCustomerFields(body, row?.customer_type === 'INDIVIDUAL' ? individualFields(row) : undefined, errors, supported);
+}
+
+async function supportedCurrencies(db: Db, platform: PlatformRow): Promise<string[]> {
+  return (await getConfig(db, platform)).supportedCurrencies.map((c) => c.currencyCode);
+}
+
+function fieldErrorsWith(prior: readonly FieldError[]): FieldErrors {
+  const errors = new FieldErrors();
+  errors.list.push(...prior);
+  return errors;
+}
+
+/**
+ * A create body its schema refused (the route checks it before validation): one 400 that
+ * lists the schema's problems together with the service's own, so a client sees every
+ * invalid field at once. Always throws.
+ */
+export async function rejectCreateBody(deps: CustomerDeps, platform: PlatformRow, body: unknown, schemaErrors: readonly FieldError[]): Promise<never> {
+  const errors = fieldErrorsWith(schemaErrors);
+  checkCustomerFields(body, undefined, errors, await supportedCurrencies(deps.store.db, platform));
+  throw invalidInput(errors.list);
+}
+
+/** The same for an update body; a 400 comes before the customer's 404 or 410, as schema errors always did. Always throws. */
+export async function rejectUpdateBody(deps: CustomerDeps, platform: PlatformRow, id: string, body: unknown, schemaErrors: readonly FieldError[]): Promise<never> {
+  const errors = fieldErrorsWith(schemaErrors);
+  checkUpdateFields(body, await findCustomer(deps.store.db, platform.id, id), errors, await supportedCurrencies(deps.store.db, platform));
+  throw invalidInput(errors.list);
+}
+
+function checkConsent(consent: EndUserTermsConsent | undefined): void {
+  if (consent && !(END_USER_TERMS_VERSIONS as readonly string[]).includes(consent.termsVersion)) {
+    throw apiError(400, 'END_USER_TERMS_VERSION_NOT_FOUND', `End-user terms version ${consent.termsVersion} is not supported; the current version is ${END_USER_TERMS_VERSIONS[0]}`, {
+      field: 'endUserTermsConsent.termsVersion',
+      supportedVersions: [...END_USER_TERMS_VERSIONS],
+    });
+  }
+}
+
+function slug(s: string): string {
+  return s.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '.').replace(/^\.+|\.+$/g, '').slice(0, 40) || 'customer';
+}
+
+function splitIndividual(body: Partial<IndividualWrite>, base: IndividualFields): IndividualFields {
+  const f: IndividualFields = { ...base };
+  for (const k of ['fullName', 'birthDate', 'nationality', 'address', 'idType', 'countryOfIssuance', ...EDD_FIELD_NAMES] as const) {
+    const v = (body as Record<string, unknown>)[k];
+    if (v !== undefined) f[k] = v;
+  }
+  if (body.identifier !== undefined) f.identifierLast4 = body.identifier.replace(/[^0-9A-Za-z]/g, '').slice(-4);
+  if ((f.idType === 'SSN' || f.idType === 'ITIN') && f.countryOfIssuance === undefined) f.countryOfIssuance = 'US';
+  return f;
+}
+
+export interface CustomerDeps {
+  store: Store;
+  hooks: Hooks;
+}
+
+export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, at: string, body: CustomerCreateRequest): Promise<Customer> {
+  const { store } = deps;
+  const config = await getConfig(store.db, platform);
+  const supported = config.supportedCurrencies.map((c) => c.currencyCode);
+  const errors = new FieldErrors();
+  checkCustomerFields(body, undefined, errors, supported);
+  errors.throwIfAny();
+  checkConsent(body.endUserTermsConsent);
+
+  const individual = body.customerType === 'INDIVIDUAL';
+  const options = platformOptions(platform);
+  const fields: IndividualFields | BusinessFields = individual
+    ? splitIndividual(body, {})
+    : { ...(body.address ? { address: body.address } : {}), businessInfo: body.businessInfo };
+  // Regulated platforms, and platforms that skip verification paperwork, resolve
+  // individuals at create by the name's suffix; everyone else starts UNVERIFIED.
+  const status = individual && (platform.regulated === 1 || options.skipVerificationPaperwork) ? individualOutcome(body.fullName).kycStatus : 'UNVERIFIED';
+  const region = body.region ?? null;
+  const contact =
+    region && CONTACT_VERIFICATION_REGIONS.has(region)
+      ? JSON.stringify({ ...(body.email ? { email: 'PENDING' } : {}), ...(body.phoneNumber ? { phone: 'PENDING' } : {}) })
+      : null;
+  const id = newId('Customer');
+  const name = individual ? body.fullName : body.businessInfo.legalName;
+  const umaAddress = body.umaAddress ?? `$${slug(name ?? 'customer')}.${randomBytes(3).toString('hex')}@${config.umaDomain}`;
+  const row: CustomerRow = {
+    id,
+    platform_id: platform.id,
+    customer_type: body.customerType,
+    platform_customer_id: body.platformCustomerId ?? `cust_${randomBytes(8).toString('hex')}`,
+    uma_address: umaAddress,
+    region,
+    email: body.email ?? null,
+    phone_number: body.phoneNumber ?? null,
+    currencies: JSON.stringify(body.currencies ?? [supported.includes('USD') ? 'USD' : supported[0]!]),
+    status,
+    fields: JSON.stringify(fields),
+    end_user_terms_consent: body.endUserTermsConsent ? JSON.stringify(body.endUserTermsConsent) : null,
+    contact_verification: contact,
+    is_deleted: 0,
+    created_at: at,
+    updated_at: at,
+  };
+  try {
+    return await store.db.transaction().execute(async (trx) => {
+      if (await activePlatformCustomerIdTaken(trx, platform.id, row.platform_customer_id)) {
+        throw apiError(409, 'CONFLICT', `platformCustomerId ${row.platform_customer_id} is already used by another customer of this platform`, { field: 'platformCustomerId' });
+      }
+      if (await umaAddressTaken(trx, row.uma_address)) throw apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${row.uma_address} is already taken`, { field: 'umaAddress' });
+      await insertCustomer(trx, row);
+      await deps.hooks.emitCustomerCreated({ trx, platform, customerId: id, currencies: JSON.parse(row.currencies) as string[], at });
+      await emitCustomerStatus(trx, row, at);
+      return customerView(trx, row);
+    });
+  } catch (err) {
+    // Two creates racing for the same ids: the unique indexes decide.
+    if (isUniqueViolation(err)) {
+      if (await umaAddressTaken(store.db, row.uma_address)) throw apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${row.uma_address} is already taken`, { field: 'umaAddress' });
+      throw apiError(409, 'CONFLICT', `platformCustomerId ${row.platform_customer_id} is already used by another customer of this platform`, { field: 'platformCustomerId' });
+    }
+    throw err;
+  }
+}
+
+export async function requireCustomer(db: Db, platformId: string, id: string): Promise<CustomerRow> {
+  const row = await findCustomer(db, platformId, id);
+  if (!row) throw notFound('USER_NOT_FOUND', 'Customer', id);
+  return row;
+}
+
+export async function getCustomer(db: Kysely<DB>, platformId: string, id: string): Promise<Customer> {
+  return customerView(db, await requireCustomer(db, platformId, id));
+}
+
+export async function listCustomers(db: Kysely<DB>, platformId: string, filter: CustomerFilter, page: { limit?: number | undefined; cursor?: string | undefined }): Promise<Page<Customer>> {
+  const rows = await paginate<CustomerRow, CustomerRow>(customerQuery(db, platformId, filter), 'id', page, (r) => r);
+  return { ...rows, data: await Promise.all(rows.data.map((r) => customerView(db, r))) };
+}
+
+/** Partial update. Settled KYC/KYB results are never overwritten: no field here changes the status. */
+export async function updateCustomer(deps: CustomerDeps, platform: PlatformRow, at: string, id: string, body: CustomerUpdateRequest): Promise<Customer> {
+  const { store } = deps;
+  const current = await requireCustomer(store.db, platform.id, id);
+  if (current.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${id} was deleted`);
+  const errors = new FieldErrors();
+  checkUpdateFields(body, current, errors, await supportedCurrencies(store.db, platform));
+  errors.throwIfAny();
+  checkConsent(body.endUserTermsConsent);
+
+  try {
+    return await store.db.transaction().execute(async (trx) => {
+      const row = (await findCustomerForUpdate(trx, platform.id, id, store.kind === 'postgres'))!;
+      if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${id} was deleted`); // deleted meanwhile
+      const patch: Parameters<typeof updateCustomerRow>[2] = { updated_at: at };
+      if (body.platformCustomerId !== undefined && body.platformCustomerId !== row.platform_customer_id) {
+        if (await activePlatformCustomerIdTaken(trx, platform.id, body.platformCustomerId, id)) {
+          throw apiError(409, 'CONFLICT', `platformCustomerId ${body.platformCustomerId} is already used by another customer of this platform`, { field: 'platformCustomerId' });
+        }
+        patch.platform_customer_id = body.platformCustomerId;
+      }
+      if (body.umaAddress !== undefined && body.umaAddress !== row.uma_address) {
+        if (await umaAddressTaken(trx, body.umaAddress, id)) throw apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${body.umaAddress} is already taken`, { field: 'umaAddress' });
+        patch.uma_address = body.umaAddress;
+      }
+      if (body.region !== undefined) patch.region = body.region;
+      if (body.currencies !== undefined) patch.currencies = JSON.stringify(body.currencies);
+      if (body.endUserTermsConsent !== undefined) patch.end_user_terms_consent = JSON.stringify(body.endUserTermsConsent);
+      const cv = contactVerificationOf(row);
+      if (body.email !== undefined && body.email !== row.email) {
+        patch.email = body.email;
+        if (cv) cv.email = 'PENDING'; // a new address must be verified again
+      }
+      if (body.phoneNumber !== undefined && body.phoneNumber !== row.phone_number) {
+        patch.phone_number = body.phoneNumber;
+        if (cv) cv.phone = 'PENDING';
+      }
+      if (cv) patch.contact_verification = JSON.stringify(cv);
+      if (body.customerType === 'INDIVIDUAL') {
+        patch.fields = JSON.stringify(splitIndividual(body, individualFields(row)));
+      } else {
+        const f = businessFields(row);
+        if (body.address !== undefined) f.address = body.address;
+        if (body.businessInfo !== undefined) f.businessInfo = { ...f.businessInfo, ...body.businessInfo };
+        patch.fields = JSON.stringify(f);
+      }
+      await updateCustomerRow(trx, id, patch);
+      return customerView(trx, { ...row, ...patch });
+    });
+  } catch (err) {
+    // Two requests racing for the same ids: the unique indexes decide (as on create).
+    if (isUniqueViolation(err)) {
+      if (body.umaAddress !== undefined && (await umaAddressTaken(store.db, body.umaAddress, id))) {
+        throw apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${body.umaAddress} is already taken`, { field: 'umaAddress' });
+      }
+      throw apiError(409, 'CONFLICT', `platformCustomerId ${body.platformCustomerId ?? ''} is already used by another customer of this platform`, { field: 'platformCustomerId' });
+    }
+    throw err;
+  }
+}
+
+export async function deleteCustomer(db: Kysely<DB>, platformId: string, at: string, id: string): Promise<Customer> {
+  const row = await requireCustomer(db, platformId, id);
+  if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${id} was already deleted`);
+  await updateCustomerRow(db, id, { is_deleted: 1, updated_at: at });
+  return customerView(db, { ...row, is_deleted: 1, updated_at: at });
+}

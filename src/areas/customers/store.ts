@@ -1,0 +1,67 @@
+import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { CustomersTable, DB } from '../../kernel/db/schema.js';
+
+export type CustomerRow = Selectable<CustomersTable>;
+type Db = Kysely<DB> | Transaction<DB>;
+
+export async function insertCustomer(db: Db, row: CustomerRow): Promise<void> {
+  await db.insertInto('customers').values(row).execute();
+}
+
+/** A customer of the platform (deleted ones too); another platform's id finds nothing. */
+export async function findCustomer(db: Db, platformId: string, id: string): Promise<CustomerRow | undefined> {
+  return db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findCustomerForUpdate(db: Transaction<DB>, platformId: string, id: string, postgres: boolean): Promise<CustomerRow | undefined> {
+  let q = db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (postgres) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function updateCustomer(db: Db, id: string, patch: Partial<Omit<CustomerRow, 'id' | 'platform_id' | 'created_at'>>): Promise<void> {
+  await db.updateTable('customers').set(patch).where('id', '=', id).execute();
+}
+
+export async function activePlatformCustomerIdTaken(db: Db, platformId: string, platformCustomerId: string, exceptId?: string): Promise<boolean> {
+  let q = db
+    .selectFrom('customers')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('platform_customer_id', '=', platformCustomerId)
+    .where('is_deleted', '=', 0);
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+export async function umaAddressTaken(db: Db, umaAddress: string, exceptId?: string): Promise<boolean> {
+  let q = db.selectFrom('customers').select('id').where('uma_address', '=', umaAddress);
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+export async function findCustomerByUmaAddress(db: Db, umaAddress: string): Promise<CustomerRow | undefined> {
+  return db.selectFrom('customers').selectAll().where('uma_address', '=', umaAddress).where('is_deleted', '=', 0).executeTakeFirst();
+}
+
+export interface CustomerFilter extends TimeRange {
+  platformCustomerId?: string | undefined;
+  customerType?: string | undefined;
+  region?: string | undefined;
+  currency?: string | undefined;
+  umaAddress?: string | undefined;
+  isIncludingDeleted?: boolean | undefined;
+}
+
+export function customerQuery(db: Kysely<DB>, platformId: string, f: CustomerFilter) {
+  let q = db.selectFrom('customers').where('platform_id', '=', platformId);
+  if (!f.isIncludingDeleted) q = q.where('is_deleted', '=', 0);
+  if (f.platformCustomerId !== undefined) q = q.where('platform_customer_id', '=', f.platformCustomerId);
+  if (f.customerType !== undefined) q = q.where('customer_type', '=', f.customerType);
+  if (f.region !== undefined) q = q.where('region', '=', f.region);
+  // currencies is a JSON array of codes: match the quoted code.
+  if (f.currency !== undefined) q = q.where('currencies', 'like', `%"${f.currency.replace(/[^A-Za-z0-9]/g, '')}"%`);
+  if (f.umaAddress !== undefined) q = q.where('uma_address', '=', f.umaAddress);
+  return whereTimeRange(q, f);
+}

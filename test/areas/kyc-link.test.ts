@@ -1,0 +1,235 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+
+// Hosted KYC links: POST /customers/{id}/kyc-link and the hosted page it points to (black box).
+
+const TTL_MS = 60 * 60_000;
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('\0\0\0\rIHDR fake png body')]);
+
+const COMPLETE = {
+  birthDate: '1990-01-01',
+  nationality: 'GB',
+  idType: 'NON_US_TAX_ID',
+  identifier: 'AB123456C',
+  countryOfIssuance: 'GB',
+  'address.line1': '10 Downing Street',
+  'address.city': 'London',
+  'address.postalCode': 'SW1A 2AA',
+  'address.country': 'GB',
+  documentType: 'PASSPORT',
+  documentCountry: 'GB',
+};
+
+function form(fields: Record<string, string>, file?: { bytes: Buffer; name: string }): FormData {
+  const fd = new FormData();
+  for (const [k, v] of Object.entries(fields)) fd.append(k, v);
+  if (file) fd.append('document', new Blob([file.bytes], { type: 'application/octet-stream' }), file.name);
+  return fd;
+}
+
+describe(`KYC links (${STORE})`, () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await makeApp();
+  });
+  afterEach(async () => t.close());
+
+  async function customer(body: Record<string, unknown> = {}): Promise<Record<string, any>> {
+    const res = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Lovelace', ...body });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json();
+  }
+
+  async function link(customerId: string, body?: unknown): Promise<Record<string, any>> {
+    const res = await t.call('POST', `/customers/${customerId}/kyc-link`, body);
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json();
+  }
+
+  const pathOf = (kycUrl: string) => new URL(kycUrl).pathname;
+  const open = (kycUrl: string) => t.app.inject({ method: 'GET', url: pathOf(kycUrl) });
+  const submit = (kycUrl: string, fd: FormData) => t.app.inject({ method: 'POST', url: pathOf(kycUrl), payload: fd });
+
+  describe('POST /customers/{id}/kyc-link', () => {
+    it('returns a single-use hosted URL on this server, its expiry and the provider, and leaves the customer as it was', async () => {
+      const c = await customer();
+      t.clock.advance(5_000);
+      const l = await link(c.id);
+      expect(Object.keys(l).sort()).toEqual(['expiresAt', 'kycUrl', 'provider', 'token']);
+      expect(l.provider).toBe('SUMSUB');
+      expect(l.kycUrl).toMatch(/^http:\/\/localhost(:\d+)?\/hosted\/kyc\/[A-Za-z0-9_-]{32}$/);
+      expect(l.kycUrl.endsWith(`/hosted/kyc/${l.token}`)).toBe(true);
+      expect(l.expiresAt).toBe(new Date(t.clock.nowMs() + TTL_MS).toISOString());
+
+      const again = await link(c.id);
+      expect(again.token).not.toBe(l.token);
+      const after = (await t.call('GET', `/customers/${c.id}`)).json();
+      expect(after.kycStatus).toBe('UNVERIFIED');
+      expect(after.updatedAt).toBe(c.updatedAt);
+    });
+
+    it('accepts a redirectUri and rejects one that is not an http(s) URL', async () => {
+      const c = await customer();
+      await link(c.id, { redirectUri: 'https://app.example.com/onboarding/done' });
+      const e = envelope(await t.call('POST', `/customers/${c.id}/kyc-link`, { redirectUri: 'javascript:alert(1)' }), 400, 'INVALID_INPUT');
+      expect((e.details!.errors as Array<{ field: string }>).map((x) => x.field)).toEqual(['redirectUri']);
+    });
+
+    it('answers 404 USER_NOT_FOUND for an unknown customer', async () => {
+      envelope(await t.call('POST', '/customers/Customer:01950000-0000-7000-8000-000000000000/kyc-link'), 404, 'USER_NOT_FOUND');
+    });
+
+    it('answers 409 for an EU customer until every contact channel on file is VERIFIED', async () => {
+      const c = await customer({ region: 'FR', email: 'ada@example.fr', phoneNumber: '+33612345678' });
+      const e = envelope(await t.call('POST', `/customers/${c.id}/kyc-link`), 409, 'CONFLICT');
+      expect(e.details!.unverifiedChannels).toEqual(['email', 'phone']);
+      await t.call('POST', `/customers/${c.id}/verify-email`);
+      expect((await t.call('POST', `/customers/${c.id}/verify-email/confirm`, { code: '123456' })).statusCode).toBe(200);
+      envelope(await t.call('POST', `/customers/${c.id}/kyc-link`), 409, 'CONFLICT');
+      await t.call('POST', `/customers/${c.id}/verify-phone`);
+      expect((await t.call('POST', `/customers/${c.id}/verify-phone/confirm`, { code: '123456' })).statusCode).toBe(200);
+      await link(c.id);
+    });
+  });
+
+  describe('the hosted page', () => {
+    it('shows the customer’s name and what is missing, with no scripts or external assets', async () => {
+      const c = await customer();
+      const l = await link(c.id);
+      const res = await open(l.kycUrl);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['cache-control']).toBe('no-store');
+      const page = res.body;
+      expect(page).toContain('Ada Lovelace');
+      expect(page).toContain('Still needed');
+      for (const field of ['birthDate', 'nationality', 'idType', 'identifier', 'address']) expect(page).toContain(`<strong>${field}</strong>`);
+      expect(page).not.toContain('<strong>fullName</strong>');
+      expect(page).toMatch(/identity document/i);
+      expect(page).toContain('enctype="multipart/form-data"');
+      expect(page).toContain(`action="/hosted/kyc/${l.token}"`);
+      expect(page).not.toMatch(/<script|<link|src=|https?:\/\//i);
+    });
+
+    it('completes the verification with data and a PNG: the customer is APPROVED and the link is used', async () => {
+      const c = await customer();
+      const l = await link(c.id, { redirectUri: 'https://app.example.com/onboarding/done' });
+      t.clock.advance(60_000);
+      const res = await submit(l.kycUrl, form(COMPLETE, { bytes: PNG, name: 'passport.png' }));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).toContain('APPROVED');
+      expect(res.body).toContain('href="https://app.example.com/onboarding/done"');
+
+      const after = (await t.call('GET', `/customers/${c.id}`)).json();
+      expect(after.kycStatus).toBe('APPROVED');
+      expect(after.birthDate).toBe('1990-01-01');
+      expect(after.address).toEqual({ line1: '10 Downing Street', city: 'London', postalCode: 'SW1A 2AA', country: 'GB' });
+      expect(after.updatedAt).toBe(new Date(t.clock.nowMs()).toISOString());
+
+      const docs = (await t.call('GET', `/documents?documentHolder=${encodeURIComponent(c.id)}`)).json();
+      expect(docs.data).toHaveLength(1);
+      expect(docs.data[0]).toMatchObject({ documentType: 'PASSPORT', country: 'GB', fileName: 'passport.png' });
+      envelope(await t.call('DELETE', `/documents/${docs.data[0].id}`), 409, 'CONFLICT');
+
+      const second = await open(l.kycUrl);
+      expect(second.statusCode).toBe(410);
+      expect(second.body).toMatch(/already used/i);
+      const resubmit = await submit(l.kycUrl, form(COMPLETE, { bytes: PNG, name: 'passport.png' }));
+      expect(resubmit.statusCode).toBe(410);
+      expect((await t.call('GET', `/documents?documentHolder=${encodeURIComponent(c.id)}`)).json().totalCount).toBe(1);
+    });
+
+    it('decides by the name suffix like the API: 001 goes to manual review', async () => {
+      const c = await customer({ fullName: 'Pat Pending 001' });
+      const l = await link(c.id);
+      const res = await submit(l.kycUrl, form(COMPLETE, { bytes: PNG, name: 'id.png' }));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).toContain('PENDING_MANUAL_REVIEW');
+      expect((await t.call('GET', `/customers/${c.id}`)).json().kycStatus).toBe('PENDING');
+    });
+
+    it('shows field errors for an invalid form and changes nothing; the link stays usable', async () => {
+      const c = await customer();
+      const l = await link(c.id);
+      const res = await submit(l.kycUrl, form({ ...COMPLETE, birthDate: '1990-13-45', nationality: 'ZZ' }, { bytes: Buffer.from('plain text'), name: 'passport.jpg' }));
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.body).toContain('calendar date');
+      expect(res.body).toMatch(/JPEG, PNG or PDF/);
+      expect(res.body).toContain('value="10 Downing Street"');
+      const after = (await t.call('GET', `/customers/${c.id}`)).json();
+      expect(after).not.toHaveProperty('birthDate');
+      expect(after.updatedAt).toBe(c.updatedAt);
+      expect((await t.call('GET', '/documents')).json().totalCount).toBe(0);
+      expect((await open(l.kycUrl)).statusCode).toBe(200);
+    });
+
+    it('keeps the link open when the submission still misses something, and says what', async () => {
+      const c = await customer();
+      const l = await link(c.id);
+      const res = await submit(l.kycUrl, form(COMPLETE));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).toMatch(/identity document/i);
+      expect(res.body).not.toContain('<strong>birthDate</strong>');
+      const saved = (await t.call('GET', `/customers/${c.id}`)).json();
+      expect(saved.birthDate).toBe('1990-01-01');
+      expect(saved.kycStatus).toBe('UNVERIFIED');
+
+      const done = await submit(l.kycUrl, form({ documentType: 'NATIONAL_ID', documentCountry: 'GB' }, { bytes: PNG, name: 'id.png' }));
+      expect(done.statusCode, done.body).toBe(200);
+      expect((await t.call('GET', `/customers/${c.id}`)).json().kycStatus).toBe('APPROVED');
+      expect((await open(l.kycUrl)).statusCode).toBe(410);
+    });
+
+    it('shows an expired page once the TTL has passed on the platform clock', async () => {
+      const c = await customer();
+      const l = await link(c.id);
+      t.clock.advance(TTL_MS - 1);
+      expect((await open(l.kycUrl)).statusCode).toBe(200);
+      t.clock.advance(1);
+      const res = await open(l.kycUrl);
+      expect(res.statusCode).toBe(410);
+      expect(res.body).toMatch(/expired/i);
+      const post = await submit(l.kycUrl, form(COMPLETE, { bytes: PNG, name: 'p.png' }));
+      expect(post.statusCode).toBe(410);
+      expect((await t.call('GET', `/customers/${c.id}`)).json().kycStatus).toBe('UNVERIFIED');
+    });
+
+    it('shows a not-found page for an unknown token', async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/hosted/kyc/no-such-token' });
+      expect(res.statusCode).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.body).toMatch(/does not exist/i);
+    });
+
+    it('runs the business flow: a registration number with an ordinary ending is approved without documents', async () => {
+      const res = await t.call('POST', '/customers', {
+        customerType: 'BUSINESS',
+        businessInfo: { legalName: 'Acme Widgets Ltd', country: 'GB', incorporatedOn: '2010-05-01', taxId: 'GB123', registrationNumber: 'REG-777' },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const biz = res.json();
+      const l = await link(biz.id);
+      const page = await open(l.kycUrl);
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('Acme Widgets Ltd');
+      expect(page.body).toContain('Everything needed is on file');
+      const done = await submit(l.kycUrl, form({}));
+      expect(done.statusCode, done.body).toBe(200);
+      expect((await t.call('GET', `/customers/${biz.id}`)).json().kybStatus).toBe('APPROVED');
+    });
+
+    it('lists a business’s missing data, documents and owners under normal validation', async () => {
+      const res = await t.call('POST', '/customers', {
+        customerType: 'BUSINESS',
+        businessInfo: { legalName: 'Review Co', country: 'GB', incorporatedOn: '2010-05-01', taxId: 'GB999', registrationNumber: 'REG-003' },
+      });
+      const biz = res.json();
+      const l = await link(biz.id);
+      const page = (await open(l.kycUrl)).body;
+      expect(page).toContain('<strong>address</strong>');
+      expect(page).toMatch(/CERTIFICATE_OF_INCORPORATION/);
+      expect(page).toMatch(/beneficial owner/i);
+    });
+  });
+});
