@@ -2,10 +2,10 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, FieldErrors, notFound } from '../../kernel/errors.js';
-import { FORMATS } from '../../kernel/formats.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
 import { ownerOutcome } from '../../sandbox/verification-rules.js';
+import { checkIdentification, identifierLast4 } from '../customers/identification.js';
 import { findCustomer, findCustomerForUpdate } from '../customers/store.js';
 import type { PlatformRow } from '../platforms/store.js';
 import type { BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, PersonalInfoUpdate } from './schemas.js';
@@ -38,27 +38,9 @@ export function businessResolvedTerminally(kybStatus: string): boolean {
   return kybStatus === 'APPROVED' || kybStatus === 'REJECTED';
 }
 
-const ITIN = /^9\d{2}-?(5\d|6[0-5]|7\d|8[0-8]|9[0-24-9])-?\d{4}$/;
-const PERSON_ID_TYPES = ['SSN', 'ITIN', 'NON_US_TAX_ID'];
-
 /** Rules JSON schema cannot say: the identifier against its idType, and where it was issued. */
 function checkPersonalInfo(info: PersonalInfoUpdate, existing: StoredPersonalInfo | undefined, errors: FieldErrors): void {
-  const idType = info.idType ?? existing?.idType;
-  if (info.idType === 'EIN') errors.add('personalInfo.idType', 'EIN identifies a business; a person uses SSN, ITIN or NON_US_TAX_ID', { enum: PERSON_ID_TYPES });
-  if (info.identifier !== undefined) {
-    if (idType === 'SSN' && !FORMATS['us-ssn']!(info.identifier)) {
-      errors.add('personalInfo.identifier', 'must be a US Social Security number (AAA-GG-SSSS)', { format: 'us-ssn' });
-    } else if (idType === 'ITIN' && !ITIN.test(info.identifier)) {
-      errors.add('personalInfo.identifier', 'must be a US ITIN (9XX-7X-XXXX)', { pattern: ITIN.source });
-    }
-  }
-  const issuance = info.countryOfIssuance ?? existing?.countryOfIssuance;
-  if ((idType === 'SSN' || idType === 'ITIN') && issuance !== undefined && issuance !== 'US') {
-    errors.add('personalInfo.countryOfIssuance', `must be US for ${idType}`, { enum: ['US'] });
-  }
-  if (idType === 'NON_US_TAX_ID' && info.idType !== undefined && (issuance === undefined || issuance === 'US')) {
-    errors.add('personalInfo.countryOfIssuance', 'is required for NON_US_TAX_ID and must not be US', { format: 'iso3166-1-alpha-2' });
-  }
+  checkIdentification(info, existing, 'personalInfo.', (field, message, constraint) => errors.add(field, message, constraint));
 }
 
 const PLAIN_FIELDS = ['firstName', 'middleName', 'lastName', 'birthDate', 'nationality', 'email', 'phoneNumber', 'address', 'idType', 'countryOfIssuance'] as const;
@@ -70,7 +52,7 @@ function mergePersonalInfo(base: Partial<StoredPersonalInfo>, info: PersonalInfo
     const v = info[k];
     if (v !== undefined) merged[k] = v;
   }
-  if (info.identifier !== undefined) merged.identifierLast4 = info.identifier.replace(/[^0-9A-Za-z]/g, '').slice(-4);
+  if (info.identifier !== undefined) merged.identifierLast4 = identifierLast4(info.identifier);
   if ((merged.idType === 'SSN' || merged.idType === 'ITIN') && merged.countryOfIssuance === undefined) merged.countryOfIssuance = 'US';
   return merged as unknown as StoredPersonalInfo;
 }

@@ -5,7 +5,6 @@ import { isUniqueViolation } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldConstraint, type FieldError, FieldErrors, invalidInput, notFound } from '../../kernel/errors.js';
 import { emitEvent } from '../../kernel/events.js';
-import { FORMATS } from '../../kernel/formats.js';
 import type { Hooks } from '../../kernel/hooks.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
@@ -16,6 +15,7 @@ import type { PlatformRow } from '../platforms/store.js';
 import { ownersOfCustomer } from '../beneficial-owners/view.js';
 import type { Address, BusinessInfo, Customer, CustomerCreateRequest, CustomerUpdateRequest, EndUserTermsConsent, IndividualWrite } from './schemas.js';
 import { EDD_FIELD_NAMES } from './schemas.js';
+import { checkIdentification, identifierLast4 } from './identification.js';
 import {
   activePlatformCustomerIdTaken,
   type CustomerFilter,
@@ -107,8 +107,6 @@ export async function emitCustomerStatus(db: Db, row: CustomerRow, at: string): 
   if (type) await emitEvent(db, row.platform_id, at, { type, resourceId: row.id, data: await customerView(db, row) });
 }
 
-const ITIN = /^9\d{2}-?(5\d|6[0-5]|7\d|8[0-8]|9[0-24-9])-?\d{4}$/;
-
 /**
  * Rules JSON schema cannot say: identifiers per idType, platform currencies. The body may
  * have failed the schema (its errors are already in `errors`, so one 400 lists every
@@ -129,21 +127,7 @@ function checkCustomerFields(body: unknown, existing: IndividualFields | undefin
     });
   }
   if (b.customerType !== 'INDIVIDUAL') return;
-  const idType = str('idType') ?? existing?.idType;
-  const identifier = str('identifier');
-  if (identifier !== undefined) {
-    if (idType === undefined) add('idType', 'is required when identifier is given', { enum: ['SSN', 'ITIN', 'NON_US_TAX_ID'] });
-    else if (idType === 'SSN' && !FORMATS['us-ssn']!(identifier)) add('identifier', 'must be a US Social Security number (AAA-GG-SSSS)', { format: 'us-ssn' });
-    else if (idType === 'ITIN' && !ITIN.test(identifier)) add('identifier', 'must be a US ITIN (9XX-7X-XXXX)', { pattern: ITIN.source });
-  }
-  if (b.idType === 'EIN') add('idType', 'EIN identifies a business; an individual uses SSN, ITIN or NON_US_TAX_ID', { enum: ['SSN', 'ITIN', 'NON_US_TAX_ID'] });
-  const issuance = str('countryOfIssuance') ?? existing?.countryOfIssuance;
-  if ((idType === 'SSN' || idType === 'ITIN') && issuance !== undefined && issuance !== 'US') {
-    add('countryOfIssuance', `must be US for ${idType}`, { enum: ['US'] });
-  }
-  if (idType === 'NON_US_TAX_ID' && b.idType !== undefined && (issuance === undefined || issuance === 'US')) {
-    add('countryOfIssuance', 'is required for NON_US_TAX_ID and must not be US', { format: 'iso3166-1-alpha-2' });
-  }
+  checkIdentification({ idType: str('idType'), identifier: str('identifier'), countryOfIssuance: str('countryOfIssuance') }, existing, '', add);
 }
 
 /** An update's checks against its customer (undefined: unknown id): the type it must keep, then checkCustomerFields. */
@@ -202,7 +186,7 @@ function splitIndividual(body: Partial<IndividualWrite>, base: IndividualFields)
     const v = (body as Record<string, unknown>)[k];
     if (v !== undefined) f[k] = v;
   }
-  if (body.identifier !== undefined) f.identifierLast4 = body.identifier.replace(/[^0-9A-Za-z]/g, '').slice(-4);
+  if (body.identifier !== undefined) f.identifierLast4 = identifierLast4(body.identifier);
   if ((f.idType === 'SSN' || f.idType === 'ITIN') && f.countryOfIssuance === undefined) f.countryOfIssuance = 'US';
   return f;
 }
