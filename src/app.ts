@@ -13,7 +13,15 @@ import { kycLinkRoutes } from './areas/kyc-links/routes.js';
 import { hostedKycPages } from './areas/kyc-links/pages.js';
 import { beneficialOwnersRoutes } from './areas/beneficial-owners/routes.js';
 import { verificationsRoutes } from './areas/verifications/routes.js';
+import { exchangeRatesRoutes } from './areas/exchange-rates/routes.js';
+import { discoveriesRoutes } from './areas/discoveries/routes.js';
+import { umaReceiversRoutes } from './areas/uma-receivers/routes.js';
+import { externalAccountLookupRoutes } from './areas/external-account-lookup/routes.js';
+import { internalAccountsRoutes } from './areas/internal-accounts/routes.js';
+import { registerAccountHooks } from './areas/internal-accounts/service.js';
 import { legalPages } from './areas/customers/pages.js';
+import { externalAccountsRoutes } from './areas/external-accounts/routes.js';
+import { ownershipVerificationPages } from './areas/external-accounts/pages.js';
 import { API_VERSION, type Config } from './config.js';
 import { type AgentResolver, allows, authenticate } from './kernel/auth.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
@@ -61,6 +69,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
+  registerAccountHooks(deps.hooks);
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
   app.setValidatorCompiler(validatorCompiler);
@@ -96,11 +105,15 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       },
       security: [{ BasicAuth: [] }, { AgentAuth: [] }],
     },
-    transform: ({ schema, url }) => {
+    transform: ({ schema, url, route }) => {
       if (!url.startsWith(`${VERSION_PREFIX}/`) || url === `${VERSION_PREFIX}/openapi.json`) {
         return { schema: { ...(schema ?? {}), hide: true } as typeof schema, url };
       }
-      return { schema, url: url.slice(VERSION_PREFIX.length) };
+      // The document's security follows the route's auth mode, so the two cannot drift.
+      const mode = (route.config as { auth?: string } | undefined)?.auth ?? 'basic-or-agent';
+      const security: Array<Record<string, string[]>> =
+        mode === 'basic' ? [{ BasicAuth: [] }] : mode === 'none' ? [] : [{ BasicAuth: [] }, { AgentAuth: [] }];
+      return { schema: { ...(schema ?? {}), security } as typeof schema, url: url.slice(VERSION_PREFIX.length) };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
@@ -116,6 +129,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
 
   if (deps.config.adminKey) await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(legalPages);
+  await app.register(ownershipVerificationPages);
   await app.register(hostedKycPages);
 
   await app.register(
@@ -146,6 +160,12 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       await api.register(kycLinkRoutes);
       await api.register(beneficialOwnersRoutes);
       await api.register(verificationsRoutes);
+      await api.register(externalAccountsRoutes);
+      await api.register(exchangeRatesRoutes);
+      await api.register(discoveriesRoutes);
+      await api.register(umaReceiversRoutes);
+      await api.register(externalAccountLookupRoutes);
+      await api.register(internalAccountsRoutes);
     },
     { prefix: VERSION_PREFIX },
   );

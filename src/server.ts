@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ensureDefaultPlatform, type BootstrapResult } from './areas/platforms/service.js';
+import { backfillAccounts } from './areas/internal-accounts/service.js';
 import { API_VERSION, type Config } from './config.js';
 import { type Clock, systemClock } from './kernel/clock.js';
 import { openStore, parseDatabaseUrl, type OpenOptions, type Store } from './kernel/db/connect.js';
@@ -38,6 +39,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const store = opts.store ?? (await openStore(parseDatabaseUrl(config.databaseUrl), opts.storeOptions));
   await migrate(store);
   const bootstrap = await ensureDefaultPlatform(store, clock, { tokenId: config.apiTokenId, clientSecret: config.apiClientSecret });
+  // Accounts of platforms and customers that predate them (one query when none is missing).
+  await backfillAccounts(store, clock);
   const jobs = new JobQueue(store, clock);
   const hooks = new Hooks();
   const app = await buildApp({ store, clock, config, jobs, hooks }, opts.logger !== undefined ? { logger: opts.logger } : {});

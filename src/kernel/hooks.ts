@@ -14,10 +14,30 @@ export interface CustomerCreatedEvent {
   at: string;
 }
 
+/** A customer update, inside its transaction; `currencies` are the customer's currencies after it. */
+export type CustomerUpdatedEvent = CustomerCreatedEvent;
+
+/** A platform configuration change (e.g. its supported currencies), inside its transaction. */
+export interface PlatformConfigUpdatedEvent {
+  trx: Transaction<DB>;
+  platform: PlatformRow;
+  at: string;
+}
+
 export class Hooks {
   readonly customerCreated: Array<(e: CustomerCreatedEvent) => Promise<void>> = [];
+  readonly customerUpdated: Array<(e: CustomerUpdatedEvent) => Promise<void>> = [];
+  readonly platformConfigUpdated: Array<(e: PlatformConfigUpdatedEvent) => Promise<void>> = [];
 
   async emitCustomerCreated(e: CustomerCreatedEvent): Promise<void> {
     for (const fn of this.customerCreated) await fn(e);
+  }
+
+  async emitCustomerUpdated(e: CustomerUpdatedEvent): Promise<void> {
+    for (const fn of this.customerUpdated) await fn(e);
+  }
+
+  async emitPlatformConfigUpdated(e: PlatformConfigUpdatedEvent): Promise<void> {
+    for (const fn of this.platformConfigUpdated) await fn(e);
   }
 }

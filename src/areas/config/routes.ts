@@ -5,7 +5,6 @@ import { PlatformConfig, PlatformConfigUpdateRequest } from './schemas.js';
 import { getConfig, readOnlyFieldErrors, updatePlatformConfig } from './service.js';
 
 const tags = ['Platform Configuration'];
-const basicOnly = [{ BasicAuth: [] }];
 
 export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock } = app.deps;
@@ -14,7 +13,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/config',
     {
       config: { auth: 'basic' },
-      schema: { tags, security: basicOnly, operationId: 'getPlatformConfig', summary: 'Get platform configuration', response: { 200: PlatformConfig, ...errorResponses() } },
+      schema: { tags, operationId: 'getPlatformConfig', summary: 'Get platform configuration', response: { 200: PlatformConfig, ...errorResponses() } },
     },
     async (req) => getConfig(store.db, authOf(req).platform),
   );
@@ -27,8 +26,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
       attachValidation: true,
       schema: {
         tags,
-        security: basicOnly,
-        operationId: 'updatePlatformConfig',
+                operationId: 'updatePlatformConfig',
         summary: 'Update platform configuration',
         body: PlatformConfigUpdateRequest,
         response: { 200: PlatformConfig, ...errorResponses(403, 501) },
@@ -41,7 +39,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const schemaErrors = (err.details?.errors ?? []) as FieldError[];
         throw invalidInput([...readOnlyFieldErrors(req.body), ...schemaErrors]);
       }
-      return updatePlatformConfig(store, authOf(req).platform, nowOf(req, clock).at, req.body);
+      return updatePlatformConfig(app.deps, authOf(req).platform, nowOf(req, clock).at, req.body);
     },
   );
 };

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
+import type { Hooks } from '../../kernel/hooks.js';
 import { apiError, type FieldError, FieldErrors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import {
@@ -128,7 +129,13 @@ function checkUpdate(body: PlatformConfigUpdateRequest): void {
   }
 }
 
-export async function updatePlatformConfig(store: Store, platform: PlatformRow, at: string, body: PlatformConfigUpdateRequest): Promise<PlatformConfig> {
+export async function updatePlatformConfig(
+  deps: { store: Store; hooks: Hooks },
+  platform: PlatformRow,
+  at: string,
+  body: PlatformConfigUpdateRequest,
+): Promise<PlatformConfig> {
+  const { store, hooks } = deps;
   checkUpdate(body);
   return store.db.transaction().execute(async (trx) => {
     // Locked: nested objects are merged with what is stored, so concurrent PATCHes must queue.
@@ -161,6 +168,9 @@ export async function updatePlatformConfig(store: Store, platform: PlatformRow, 
         updated_at: at,
       });
     }
+    // Other areas follow the change in the same transaction (the accounts area opens the
+    // platform's account of a newly supported currency).
+    await hooks.emitPlatformConfigUpdated({ trx, platform, at });
     return getConfig(trx, platform);
   });
 }

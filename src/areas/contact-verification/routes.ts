@@ -5,7 +5,6 @@ import { ContactVerificationConfirmRequest } from './schemas.js';
 import { type Channel, confirmContactCode, sendContactCode } from './service.js';
 
 const tags = ['Contact Verification'];
-const basicOnly = [{ BasicAuth: [] }];
 
 const TEXT: Record<Channel, { noun: string; op: string; via: string }> = {
   email: { noun: 'email', op: 'Email', via: 'by email' },
@@ -24,8 +23,7 @@ export const contactVerificationRoutes: FastifyPluginAsyncTypebox = async (app) 
         config: { auth: 'basic' },
         schema: {
           tags,
-          security: basicOnly,
-          operationId: `sendCustomer${op}Verification`,
+                    operationId: `sendCustomer${op}Verification`,
           summary: `Send a ${noun} verification code to a customer`,
           description:
             `Send (or resend) a one-time code ${via} to begin ${noun} verification. Only for customers whose provider requires contact ` +
@@ -47,8 +45,7 @@ export const contactVerificationRoutes: FastifyPluginAsyncTypebox = async (app) 
         config: { auth: 'basic' },
         schema: {
           tags,
-          security: basicOnly,
-          operationId: `confirmCustomer${op}Verification`,
+                    operationId: `confirmCustomer${op}Verification`,
           summary: `Confirm a customer's ${noun} verification code`,
           description: `Submit the code the customer received; \`contactVerification.${channel}\` becomes \`VERIFIED\`. In the sandbox the code is always \`123456\`.`,
           params: CustomerIdParams,

@@ -322,6 +322,7 @@ export async function updateCustomer(deps: CustomerDeps, platform: PlatformRow, 
         patch.fields = JSON.stringify(f);
       }
       await updateCustomerRow(trx, id, patch);
+      await deps.hooks.emitCustomerUpdated({ trx, platform, customerId: id, currencies: JSON.parse(patch.currencies ?? row.currencies) as string[], at });
       return customerView(trx, { ...row, ...patch });
     });
   } catch (err) {

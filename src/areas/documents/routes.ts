@@ -16,7 +16,6 @@ import {
 import { deleteDocument, getDocument, getDocumentContent, listDocuments, replaceDocument, uploadDocument } from './service.js';
 
 const tags = ['Documents'];
-const basicOnly = [{ BasicAuth: [] }];
 
 /**
  * Multipart routes: the body schema is for the OpenAPI document only. The form is read in
@@ -37,8 +36,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       validatorCompiler: multipartValidator,
       schema: {
         tags,
-        security: basicOnly,
-        operationId: 'uploadDocument',
+                operationId: 'uploadDocument',
         summary: 'Upload a document',
         description:
           `Upload a verification document for a customer or beneficial owner as multipart/form-data: the file in \`file\`, metadata in the other fields. ` +
@@ -53,13 +51,13 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/documents',
-    { config: { auth: 'basic' }, schema: { tags, security: basicOnly, operationId: 'listDocuments', summary: 'List documents', querystring: DocumentListQuery, response: { 200: DocumentListResponse, ...errorResponses() } } },
+    { config: { auth: 'basic' }, schema: { tags, operationId: 'listDocuments', summary: 'List documents', querystring: DocumentListQuery, response: { 200: DocumentListResponse, ...errorResponses() } } },
     async (req) => listDocuments(store.db, authOf(req).platform.id, { documentHolder: req.query.documentHolder }, { limit: req.query.limit, cursor: req.query.cursor }),
   );
 
   app.get(
     '/documents/:documentId',
-    { config: { auth: 'basic' }, schema: { tags, security: basicOnly, operationId: 'getDocument', summary: 'Get a document', params: DocumentIdParams, response: { 200: Document, ...errorResponses(404) } } },
+    { config: { auth: 'basic' }, schema: { tags, operationId: 'getDocument', summary: 'Get a document', params: DocumentIdParams, response: { 200: Document, ...errorResponses(404) } } },
     async (req) => getDocument(store.db, authOf(req).platform.id, req.params.documentId),
   );
 
@@ -70,8 +68,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       validatorCompiler: multipartValidator,
       schema: {
         tags,
-        security: basicOnly,
-        operationId: 'replaceDocument',
+                operationId: 'replaceDocument',
         summary: 'Replace a document',
         description: 'Replace the file and metadata of a document (multipart/form-data, same fields and checks as the upload; the holder cannot change).',
         consumes: ['multipart/form-data'],
@@ -89,8 +86,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'basic' },
       schema: {
         tags,
-        security: basicOnly,
-        operationId: 'deleteDocument',
+                operationId: 'deleteDocument',
         summary: 'Delete a document',
         description: 'Delete a document. A document already submitted for verification cannot be deleted (409).',
         params: DocumentIdParams,
@@ -109,8 +105,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'basic' },
       schema: {
         tags,
-        security: basicOnly,
-        operationId: 'getDocumentContent',
+                operationId: 'getDocumentContent',
         summary: 'Download a document’s file (extension)',
         description:
           'Extension of this service (not in the reference API): the uploaded file itself, with the content type recognised from its bytes ' +

@@ -6,7 +6,6 @@ import { CustomerIdParams } from '../customers/schemas.js';
 import { KycLinkCreateRequest, KycLinkResponse } from './schemas.js';
 import { createKycLink } from './service.js';
 
-const basicOnly = [{ BasicAuth: [] }];
 
 /** The body is optional (requestBody.required false): no body is valid, a body is checked as usual. */
 const optionalBodyValidator: FastifySchemaCompiler<unknown> = (route) => {
@@ -25,8 +24,7 @@ export const kycLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       validatorCompiler: optionalBodyValidator,
       schema: {
         tags: ['KYC/KYB Verifications'],
-        security: basicOnly,
-        operationId: 'createCustomerKycLink',
+                operationId: 'createCustomerKycLink',
         summary: 'Generate a hosted KYC/KYB link for an existing customer',
         description:
           'A single-use hosted page on this server (`kycUrl`) where the customer completes their data, uploads a document and submits ' +

@@ -9,6 +9,7 @@ import { newId } from '../../kernel/ids.js';
 import { hashSecret, verifySecret } from '../../kernel/secrets.js';
 import { DEFAULT_PLATFORM_OPTIONS, type PlatformOptions } from '../../sandbox/platform-defaults.js';
 import { insertDefaultConfig } from '../config/service.js';
+import { openPlatformAccounts } from '../internal-accounts/service.js';
 import { createToken } from '../tokens/service.js';
 import { findTokenByClientId, hasBootstrapToken, updateTokenSecret } from '../tokens/store.js';
 import { findDefaultPlatform, findPlatform, insertPlatform, listPlatforms, type PlatformRow, updatePlatform } from './store.js';
@@ -75,6 +76,7 @@ export async function createPlatform(db: Kysely<DB>, clock: Clock, input: NewPla
     };
     await insertPlatform(trx, row);
     await insertDefaultConfig(trx, row, at);
+    await openPlatformAccounts(trx, row, at);
     const token = await createToken(trx, row.id, at, {
       name: input.isDefault ? 'Default sandbox token' : 'Initial token',
       permissions: ALL_PERMISSIONS,

@@ -5,7 +5,6 @@ import { ApiToken, ApiTokenCreateRequest, TokenIdParams, TokenListQuery, TokenLi
 import { createToken, deleteToken, getToken, listTokens } from './service.js';
 
 const tags = ['API Tokens'];
-const basicOnly = [{ BasicAuth: [] }];
 
 
 export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -15,7 +14,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/tokens',
     {
       config: { auth: 'basic', permission: 'MANAGE', secretFields: ['clientSecret'] },
-      schema: { tags, security: basicOnly, operationId: 'createToken', summary: 'Create an API token', body: ApiTokenCreateRequest, response: { 201: ApiToken, ...errorResponses(403) } },
+      schema: { tags, operationId: 'createToken', summary: 'Create an API token', body: ApiTokenCreateRequest, response: { 201: ApiToken, ...errorResponses(403) } },
     },
     async (req, reply) => {
       const { at } = nowOf(req, clock);
@@ -28,7 +27,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/tokens',
     {
       config: { auth: 'basic' },
-      schema: { tags, security: basicOnly, operationId: 'listTokens', summary: 'List API tokens', querystring: TokenListQuery, response: { 200: TokenListResponse, ...errorResponses() } },
+      schema: { tags, operationId: 'listTokens', summary: 'List API tokens', querystring: TokenListQuery, response: { 200: TokenListResponse, ...errorResponses() } },
     },
     async (req) => {
       const q = req.query;
@@ -45,7 +44,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/tokens/:tokenId',
     {
       config: { auth: 'basic' },
-      schema: { tags, security: basicOnly, operationId: 'getTokenById', summary: 'Get an API token', params: TokenIdParams, response: { 200: ApiToken, ...errorResponses(404) } },
+      schema: { tags, operationId: 'getTokenById', summary: 'Get an API token', params: TokenIdParams, response: { 200: ApiToken, ...errorResponses(404) } },
     },
     async (req) => getToken(store.db, authOf(req).platform.id, req.params.tokenId),
   );
@@ -54,7 +53,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/tokens/:tokenId',
     {
       config: { auth: 'basic', permission: 'MANAGE' },
-      schema: { tags, security: basicOnly, operationId: 'deleteTokenById', summary: 'Delete an API token', params: TokenIdParams, response: { 204: NoContent, ...errorResponses(403, 404) } },
+      schema: { tags, operationId: 'deleteTokenById', summary: 'Delete an API token', params: TokenIdParams, response: { 204: NoContent, ...errorResponses(403, 404) } },
     },
     async (req, reply) => {
       await deleteToken(store.db, authOf(req).platform.id, req.params.tokenId, nowOf(req, clock).at);

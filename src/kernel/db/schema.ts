@@ -177,6 +177,126 @@ export interface KycLinksTable {
   created_at: string;
 }
 
+export interface InternalAccountsTable {
+  /** `InternalAccount:<uuid>`. */
+  id: string;
+  platform_id: string;
+  /** NULL for the platform's own accounts. */
+  customer_id: string | null;
+  currency: string;
+  /** 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET'. */
+  type: string;
+  /** 'PENDING' | 'ACTIVE' | 'CLOSED' | 'FROZEN' | 'FAILED'. */
+  status: string;
+  /** The reference a payer quotes on a deposit (sandbox funding instructions); unique. */
+  funding_reference: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One row per ledger account: its balance per bucket (see docs/ledger.md). */
+export interface LedgerBalancesTable {
+  /** The internal account's id, or `LedgerAccount:<uuid>` for a counter-account. */
+  account_id: string;
+  platform_id: string;
+  /** 'INTERNAL' | 'WORLD'. */
+  kind: string;
+  currency: string;
+  /** 1 for counter-accounts that may go below zero (WORLD); 0 for internal accounts. */
+  allow_negative: number;
+  available: number;
+  pending: number;
+  held: number;
+  /** Incremented on every change (a guard on top of the row lock). */
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A journal entry: postings that sum to zero per currency. */
+export interface LedgerEntriesTable {
+  /** `LedgerEntry:<uuid>`. */
+  id: string;
+  platform_id: string;
+  /** FUNDING, HOLD, RELEASE, CAPTURE, … */
+  kind: string;
+  reference_id: string | null;
+  related_entry_id: string | null;
+  idempotency_key: string | null;
+  memo: string | null;
+  created_at: string;
+}
+
+export interface LedgerPostingsTable {
+  entry_id: string;
+  line: number;
+  platform_id: string;
+  account_id: string;
+  currency: string;
+  /** 'available' | 'pending' | 'held'. */
+  bucket: string;
+  /** Signed minor units. */
+  amount: number;
+  created_at: string;
+}
+
+export interface ExternalAccountsTable {
+  /** `ExternalAccount:<uuid>`. */
+  id: string;
+  platform_id: string;
+  /** NULL for the platform's own external accounts. */
+  customer_id: string | null;
+  platform_account_id: string | null;
+  currency: string;
+  /** ExternalAccountType (USD_ACCOUNT, ETHEREUM_WALLET, …). */
+  account_type: string;
+  /** JSON: the accountInfo as shown, paymentRails included. */
+  account_info: string;
+  /** owner|accountType|primary identifier: the same account is registered once per owner (while not deleted). */
+  identifier_key: string;
+  /** 'ACTIVE' | 'PENDING_OWNERSHIP_VERIFICATION' | 'UNVERIFIED' (and the reference's PENDING, UNDER_REVIEW, INACTIVE). */
+  status: string;
+  /** 'FIRST_PARTY' | 'THIRD_PARTY'. */
+  ownership_type: string | null;
+  default_uma_deposit_account: number;
+  beneficiary_verification_status: string | null;
+  /** JSON BeneficiaryVerifiedData ({fullName}). */
+  beneficiary_verified_data: string | null;
+  /** The outstanding ownership challenge: 'WALLET_SIGNATURE' | 'LIVENESS', or NULL. */
+  challenge_method: string | null;
+  challenge_nonce: string | null;
+  /** WALLET_SIGNATURE: the exact message to sign. */
+  challenge_message: string | null;
+  /** LIVENESS: the token of the hosted page. */
+  challenge_token: string | null;
+  /** Expiry of the challenge, on the platform's clock. */
+  challenge_expires_at_ms: number | null;
+  is_deleted: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Receiver lookups (UMA address or external account), for the quote that names the lookupId. */
+export interface LookupsTable {
+  /** `Lookup:<uuid>`. */
+  id: string;
+  platform_id: string;
+  /** 'UMA' | 'EXTERNAL_ACCOUNT'. */
+  kind: string;
+  /** The receiver looked up: the UMA address as given, or the external account id. */
+  target: string;
+  /** The sender: a customer of the platform. */
+  customer_id: string;
+  sending_currency: string;
+  /** JSON array of CurrencyPreference: the supportedCurrencies answered. */
+  quoted: string;
+  /** JSON array of CounterpartyFieldDefinition, or null when none was asked for. */
+  required_payer_data_fields: string | null;
+  /** JSON LookupReceiver (src/areas/lookups/service.ts): who receives, or null. */
+  receiver: string | null;
+  created_at: string;
+}
+
 export interface DB {
   platforms: PlatformsTable;
   platform_configs: PlatformConfigsTable;
@@ -190,4 +310,10 @@ export interface DB {
   beneficial_owners: BeneficialOwnersTable;
   documents: DocumentsTable;
   kyc_links: KycLinksTable;
+  internal_accounts: InternalAccountsTable;
+  ledger_balances: LedgerBalancesTable;
+  ledger_entries: LedgerEntriesTable;
+  ledger_postings: LedgerPostingsTable;
+  external_accounts: ExternalAccountsTable;
+  lookups: LookupsTable;
 }

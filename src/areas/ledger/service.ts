@@ -1,0 +1,338 @@
+import { createHash } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Store } from '../../kernel/db/connect.js';
+import type { DB } from '../../kernel/db/schema.js';
+import { findCurrency } from '../../kernel/currencies.js';
+import { newId } from '../../kernel/ids.js';
+import {
+  type BalanceRow,
+  type EntryRow,
+  findEntryByIdempotencyKey,
+  insertBalanceRows,
+  insertEntry,
+  insertPostings,
+  lockBalanceRows,
+  type PostingRow,
+  postingsOfEntry,
+  postingTotals,
+  selectBalanceRows,
+  updateBalanceRow,
+} from './store.js';
+
+// The double-entry ledger (docs/ledger.md). Every balance change is a journal entry whose
+// postings sum to zero per currency, written in the caller's transaction together with
+// the balance rows it moves, which are locked first. Internal accounts never go below
+// zero in any bucket; counter-accounts (the platform's per-currency 'outside world') may.
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+export const BUCKETS = ['available', 'pending', 'held'] as const;
+export type Bucket = (typeof BUCKETS)[number];
+
+export type LedgerAccountKind = 'INTERNAL' | 'WORLD';
+
+export interface Posting {
+  accountId: string;
+  currency: string;
+  /** Signed minor units: positive raises the bucket, negative lowers it. Never 0. */
+  amount: number;
+  /** Default 'available'. */
+  bucket?: Bucket;
+}
+
+export interface EntryInput {
+  platformId: string;
+  /** What the entry is: FUNDING, HOLD, RELEASE, CAPTURE, PAYOUT, REFUND, … */
+  kind: string;
+  postings: Posting[];
+  /** The platform's now (ISO 8601). */
+  at: string;
+  /** The resource the entry belongs to (Transaction:…, Quote:…). */
+  referenceId?: string | undefined;
+  /** The entry this one settles or reverses (a release names its hold). */
+  relatedEntryId?: string | undefined;
+  /** At most one entry per (platform, key): posting the same key again returns the first entry and moves nothing. */
+  idempotencyKey?: string | undefined;
+  memo?: string | undefined;
+}
+
+export interface Balance {
+  accountId: string;
+  currency: string;
+  available: number;
+  pending: number;
+  held: number;
+  /** available + pending + held. */
+  total: number;
+}
+
+export interface PostedEntry {
+  id: string;
+  platformId: string;
+  kind: string;
+  referenceId: string | null;
+  relatedEntryId: string | null;
+  createdAt: string;
+  postings: Array<Required<Posting>>;
+  /** The balances of every touched account after the entry. */
+  balances: Balance[];
+  /** True when the idempotency key named an existing entry: nothing was posted now. */
+  replayed: boolean;
+}
+
+// ---- Errors ---------------------------------------------------------------------------
+// Not ApiErrors: the ledger does not know the HTTP answer. The money-movement area maps
+// InsufficientFundsError to its own 4xx; every other LedgerError is a bug of the caller
+// (an unbalanced or malformed entry) and surfaces as 500.
+
+export type LedgerErrorCode = 'UNBALANCED_ENTRY' | 'INVALID_POSTING' | 'UNKNOWN_ACCOUNT' | 'CURRENCY_MISMATCH' | 'INSUFFICIENT_FUNDS' | 'CONCURRENT_UPDATE';
+
+export class LedgerError extends Error {
+  constructor(
+    readonly code: LedgerErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LedgerError';
+  }
+}
+
+export class UnbalancedEntryError extends LedgerError {
+  constructor(readonly sums: Record<string, number>) {
+    super('UNBALANCED_ENTRY', `Ledger entry does not sum to zero: ${Object.entries(sums).map(([c, s]) => `${c} ${s}`).join(', ')}`);
+    this.name = 'UnbalancedEntryError';
+  }
+}
+
+/** A posting would take an account's bucket below zero. Nothing was written. */
+export class InsufficientFundsError extends LedgerError {
+  constructor(
+    readonly accountId: string,
+    readonly currency: string,
+    readonly bucket: Bucket,
+    /** The bucket's balance before the entry. */
+    readonly balance: number,
+    /** The entry's net change to the bucket (negative). */
+    readonly change: number,
+  ) {
+    super('INSUFFICIENT_FUNDS', `Account ${accountId} has ${balance} ${currency} ${bucket}; the entry needs ${-change}`);
+    this.name = 'InsufficientFundsError';
+  }
+
+  /** How much is missing, in minor units. */
+  get shortfall(): number {
+    return -(this.balance + this.change);
+  }
+}
+
+export function isInsufficientFunds(err: unknown): err is InsufficientFundsError {
+  return err instanceof InsufficientFundsError;
+}
+
+// ---- Accounts -------------------------------------------------------------------------
+
+/** Open the ledger account of an internal account (same id), in the caller's transaction. Idempotent. */
+export async function openInternalLedgerAccounts(db: Db, platformId: string, accounts: Array<{ id: string; currency: string }>, at: string): Promise<void> {
+  await insertBalanceRows(
+    db,
+    accounts.map((a) => ({
+      account_id: a.id,
+      platform_id: platformId,
+      kind: 'INTERNAL',
+      currency: a.currency,
+      allow_negative: 0,
+      available: 0,
+      pending: 0,
+      held: 0,
+      version: 0,
+      created_at: at,
+      updated_at: at,
+    })),
+  );
+}
+
+/** A deterministic uuid-shaped id from a name (version nibble 8: custom). */
+function nameUuid(name: string): string {
+  const h = createHash('sha256').update(name).digest();
+  h[6] = 0x80 | (h[6]! & 0x0f);
+  h[8] = 0x80 | (h[8]! & 0x3f);
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/** The id of a platform's 'outside world' counter-account in a currency (fixed: no lookup needed). */
+export function worldAccountId(platformId: string, currency: string): string {
+  return `LedgerAccount:${nameUuid(`world|${platformId}|${currency}`)}`;
+}
+
+/**
+ * The platform's 'outside world' account in a currency, opened when missing: the other
+ * side of every deposit and payout (funding = world −x, customer +x). It may go negative:
+ * minus its balance is what came in from outside, net of what went out.
+ */
+export async function ensureWorldAccount(db: Db, platformId: string, currency: string, at: string): Promise<string> {
+  const id = worldAccountId(platformId, currency);
+  await insertBalanceRows(db, [
+    { account_id: id, platform_id: platformId, kind: 'WORLD', currency, allow_negative: 1, available: 0, pending: 0, held: 0, version: 0, created_at: at, updated_at: at },
+  ]);
+  return id;
+}
+
+// ---- Posting --------------------------------------------------------------------------
+
+function normalise(input: EntryInput): Array<Required<Posting>> {
+  if (input.postings.length < 2) throw new LedgerError('INVALID_POSTING', 'A ledger entry needs at least two postings');
+  const sums = new Map<string, number>();
+  const out = input.postings.map((p, i) => {
+    const bucket = p.bucket ?? 'available';
+    if (!BUCKETS.includes(bucket)) throw new LedgerError('INVALID_POSTING', `Posting ${i}: unknown bucket ${String(bucket)}`);
+    if (!Number.isSafeInteger(p.amount) || p.amount === 0) throw new LedgerError('INVALID_POSTING', `Posting ${i}: amount must be a non-zero safe integer of minor units, got ${p.amount}`);
+    if (!findCurrency(p.currency)) throw new LedgerError('INVALID_POSTING', `Posting ${i}: unknown currency ${p.currency}`);
+    sums.set(p.currency, (sums.get(p.currency) ?? 0) + p.amount);
+    return { accountId: p.accountId, currency: p.currency, amount: p.amount, bucket };
+  });
+  const off = [...sums].filter(([, s]) => s !== 0);
+  if (off.length > 0) throw new UnbalancedEntryError(Object.fromEntries(off));
+  return out;
+}
+
+function balanceOf(row: BalanceRow): Balance {
+  const available = Number(row.available);
+  const pending = Number(row.pending);
+  const held = Number(row.held);
+  return { accountId: row.account_id, currency: row.currency, available, pending, held, total: available + pending + held };
+}
+
+/**
+ * Post one journal entry inside the caller's transaction: check that it sums to zero per
+ * currency, lock the balance rows it touches, refuse it (InsufficientFundsError, nothing
+ * written) when an internal account's bucket would go below zero, then write the entry,
+ * its postings and the new balances. The caller commits, together with whatever else the
+ * money movement changes (transaction rows, events).
+ */
+export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>, input: EntryInput): Promise<PostedEntry> {
+  const postings = normalise(input);
+
+  // Net change per account and bucket.
+  const deltas = new Map<string, Record<Bucket, number>>();
+  for (const p of postings) {
+    const d = deltas.get(p.accountId) ?? { available: 0, pending: 0, held: 0 };
+    d[p.bucket] += p.amount;
+    deltas.set(p.accountId, d);
+  }
+  const ids = [...deltas.keys()].sort();
+  const rows = await lockBalanceRows(trx, input.platformId, ids, store.kind === 'postgres');
+  const byId = new Map(rows.map((r) => [r.account_id, r]));
+  // After the lock: a concurrent entry with the same key (same accounts) has committed by now.
+  if (input.idempotencyKey !== undefined) {
+    const existing = await findEntryByIdempotencyKey(trx, input.platformId, input.idempotencyKey);
+    if (existing) return replay(trx, existing);
+  }
+
+  // Every check before the first write: a refused entry leaves no trace.
+  for (const p of postings) {
+    const row = byId.get(p.accountId);
+    // Another platform's account is as unknown as one that does not exist.
+    if (!row) throw new LedgerError('UNKNOWN_ACCOUNT', `Ledger account ${p.accountId} does not exist on platform ${input.platformId}`);
+    if (row.currency !== p.currency) throw new LedgerError('CURRENCY_MISMATCH', `Ledger account ${p.accountId} holds ${row.currency}, not ${p.currency}`);
+  }
+  const next = new Map<string, Record<Bucket, number>>();
+  for (const id of ids) {
+    const row = byId.get(id)!;
+    const d = deltas.get(id)!;
+    const values = { available: Number(row.available) + d.available, pending: Number(row.pending) + d.pending, held: Number(row.held) + d.held };
+    for (const b of BUCKETS) {
+      if (!Number.isSafeInteger(values[b])) throw new LedgerError('INVALID_POSTING', `Balance of ${id} ${b} would leave the safe integer range`);
+      if (row.allow_negative !== 1 && d[b] < 0 && values[b] < 0) throw new InsufficientFundsError(id, row.currency, b, Number(row[b]), d[b]);
+    }
+    next.set(id, values);
+  }
+
+  const entry: EntryRow = {
+    id: newId('LedgerEntry'),
+    platform_id: input.platformId,
+    kind: input.kind,
+    reference_id: input.referenceId ?? null,
+    related_entry_id: input.relatedEntryId ?? null,
+    idempotency_key: input.idempotencyKey ?? null,
+    memo: input.memo ?? null,
+    created_at: input.at,
+  };
+  await insertEntry(trx, entry);
+  await insertPostings(
+    trx,
+    postings.map((p, line) => ({
+      entry_id: entry.id,
+      line,
+      platform_id: input.platformId,
+      account_id: p.accountId,
+      currency: p.currency,
+      bucket: p.bucket,
+      amount: p.amount,
+      created_at: input.at,
+    })),
+  );
+  const balances: Balance[] = [];
+  for (const id of ids) {
+    const row = byId.get(id)!;
+    const v = next.get(id)!;
+    if (!(await updateBalanceRow(trx, id, Number(row.version), { ...v, updated_at: input.at }))) {
+      throw new LedgerError('CONCURRENT_UPDATE', `Balance of ${id} changed under its lock`);
+    }
+    balances.push({ accountId: id, currency: row.currency, ...v, total: v.available + v.pending + v.held });
+  }
+  return {
+    id: entry.id,
+    platformId: entry.platform_id,
+    kind: entry.kind,
+    referenceId: entry.reference_id,
+    relatedEntryId: entry.related_entry_id,
+    createdAt: entry.created_at,
+    postings,
+    balances,
+    replayed: false,
+  };
+}
+
+async function replay(db: Db, entry: EntryRow): Promise<PostedEntry> {
+  const rows = await postingsOfEntry(db, entry.id);
+  const postings = rows.map((r: PostingRow) => ({ accountId: r.account_id, currency: r.currency, amount: Number(r.amount), bucket: r.bucket as Bucket }));
+  const current = await balancesOf(db, [...new Set(postings.map((p) => p.accountId))]);
+  return {
+    id: entry.id,
+    platformId: entry.platform_id,
+    kind: entry.kind,
+    referenceId: entry.reference_id,
+    relatedEntryId: entry.related_entry_id,
+    createdAt: entry.created_at,
+    postings,
+    balances: [...current.values()],
+    replayed: true,
+  };
+}
+
+/** Current balances of these ledger accounts; an account without a balance row is absent (read it as zero). */
+export async function balancesOf(db: Db, accountIds: string[]): Promise<Map<string, Balance>> {
+  const rows = await selectBalanceRows(db, [...new Set(accountIds)]);
+  return new Map(rows.map((r) => [r.account_id, balanceOf(r)]));
+}
+
+/**
+ * The ledger's invariant for these accounts: each balance row equals the sum of its
+ * postings, bucket by bucket. Returns the accounts where it does not hold (empty: sound).
+ */
+export async function auditBalances(db: Db, accountIds: string[]): Promise<Array<{ accountId: string; bucket: Bucket; balance: number; postings: number }>> {
+  const balances = await balancesOf(db, accountIds);
+  const totals = await postingTotals(db, accountIds);
+  const sum = (id: string, b: Bucket) => totals.filter((t) => t.account_id === id && t.bucket === b).reduce((s, t) => s + t.total, 0);
+  const out: Array<{ accountId: string; bucket: Bucket; balance: number; postings: number }> = [];
+  for (const id of accountIds) {
+    const bal = balances.get(id);
+    for (const b of BUCKETS) {
+      const have = bal ? bal[b] : 0;
+      const want = sum(id, b);
+      if (have !== want) out.push({ accountId: id, bucket: b, balance: have, postings: want });
+    }
+  }
+  return out;
+}

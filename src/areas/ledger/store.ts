@@ -1,0 +1,98 @@
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { DB, LedgerBalancesTable, LedgerEntriesTable, LedgerPostingsTable } from '../../kernel/db/schema.js';
+
+// The ledger's SQL. Balances change only through ledger/service.ts (postEntry).
+
+export type BalanceRow = Selectable<LedgerBalancesTable>;
+export type EntryRow = Selectable<LedgerEntriesTable>;
+export type PostingRow = Selectable<LedgerPostingsTable>;
+type Db = Kysely<DB> | Transaction<DB>;
+
+/** Open ledger accounts; an account that already exists is left as it is. */
+export async function insertBalanceRows(db: Db, rows: BalanceRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('ledger_balances')
+    .values(rows)
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
+}
+
+/**
+ * The balance rows of these accounts, in account-id order, locked until the transaction
+ * ends on PostgreSQL (FOR UPDATE; a fixed order so two entries never deadlock). SQLite
+ * runs one writer at a time: the transaction itself is the lock there.
+ */
+export async function lockBalanceRows(trx: Transaction<DB>, platformId: string, accountIds: string[], postgres: boolean): Promise<BalanceRow[]> {
+  if (accountIds.length === 0) return [];
+  let q = trx.selectFrom('ledger_balances').selectAll().where('platform_id', '=', platformId).where('account_id', 'in', accountIds).orderBy('account_id');
+  if (postgres) q = q.forUpdate();
+  return q.execute();
+}
+
+/** Write a balance row's new values; false when its version moved (the lock makes that impossible). */
+export async function updateBalanceRow(
+  trx: Transaction<DB>,
+  accountId: string,
+  expectedVersion: number,
+  values: { available: number; pending: number; held: number; updated_at: string },
+): Promise<boolean> {
+  const r = await trx
+    .updateTable('ledger_balances')
+    .set({ ...values, version: sql<number>`version + 1` })
+    .where('account_id', '=', accountId)
+    .where('version', '=', expectedVersion)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function insertEntry(trx: Transaction<DB>, row: EntryRow): Promise<void> {
+  await trx.insertInto('ledger_entries').values(row).execute();
+}
+
+export async function insertPostings(trx: Transaction<DB>, rows: PostingRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.insertInto('ledger_postings').values(rows).execute();
+}
+
+export async function findEntryByIdempotencyKey(db: Db, platformId: string, key: string): Promise<EntryRow | undefined> {
+  return db.selectFrom('ledger_entries').selectAll().where('platform_id', '=', platformId).where('idempotency_key', '=', key).executeTakeFirst();
+}
+
+export async function findEntry(db: Db, platformId: string, id: string): Promise<EntryRow | undefined> {
+  return db.selectFrom('ledger_entries').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function postingsOfEntry(db: Db, entryId: string): Promise<PostingRow[]> {
+  return db.selectFrom('ledger_postings').selectAll().where('entry_id', '=', entryId).orderBy('line').execute();
+}
+
+/** Balance rows of these accounts (no lock). */
+export async function selectBalanceRows(db: Db, accountIds: string[]): Promise<BalanceRow[]> {
+  if (accountIds.length === 0) return [];
+  return db.selectFrom('ledger_balances').selectAll().where('account_id', 'in', accountIds).execute();
+}
+
+/** Sum of the postings per (account, bucket): what the balance rows must equal. */
+export async function postingTotals(db: Db, accountIds: string[]): Promise<Array<{ account_id: string; bucket: string; total: number }>> {
+  if (accountIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('ledger_postings')
+    .select(['account_id', 'bucket', sql<number | string>`sum(amount)`.as('total')])
+    .where('account_id', 'in', accountIds)
+    .groupBy(['account_id', 'bucket'])
+    .execute();
+  return rows.map((r) => ({ account_id: r.account_id, bucket: r.bucket, total: Number(r.total) }));
+}
+
+/** Entries touching an account, newest first (statements, tests). */
+export async function entriesOfAccount(db: Db, platformId: string, accountId: string, limit = 100): Promise<EntryRow[]> {
+  return db
+    .selectFrom('ledger_entries')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('id', 'in', (sub) => sub.selectFrom('ledger_postings').select('entry_id').where('account_id', '=', accountId))
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
