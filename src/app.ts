@@ -18,6 +18,10 @@ import { discoveriesRoutes } from './areas/discoveries/routes.js';
 import { umaReceiversRoutes } from './areas/uma-receivers/routes.js';
 import { externalAccountLookupRoutes } from './areas/external-account-lookup/routes.js';
 import { internalAccountsRoutes } from './areas/internal-accounts/routes.js';
+import { sandboxFundingRoutes } from './areas/sandbox-funding/routes.js';
+import { quotesRoutes } from './areas/quotes/routes.js';
+import { transactionsRoutes } from './areas/transactions/routes.js';
+import { registerPaymentJobs } from './areas/transactions/service.js';
 import { registerAccountHooks } from './areas/internal-accounts/service.js';
 import { legalPages } from './areas/customers/pages.js';
 import { externalAccountsRoutes } from './areas/external-accounts/routes.js';
@@ -70,6 +74,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
 
   app.decorate('deps', deps);
   registerAccountHooks(deps.hooks);
+  registerPaymentJobs(deps.jobs, deps.store);
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
   app.setValidatorCompiler(validatorCompiler);
@@ -166,6 +171,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       await api.register(umaReceiversRoutes);
       await api.register(externalAccountLookupRoutes);
       await api.register(internalAccountsRoutes);
+      await api.register(sandboxFundingRoutes);
+      await api.register(quotesRoutes);
+      await api.register(transactionsRoutes);
     },
     { prefix: VERSION_PREFIX },
   );

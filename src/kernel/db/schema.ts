@@ -316,4 +316,82 @@ export interface DB {
   ledger_postings: LedgerPostingsTable;
   external_accounts: ExternalAccountsTable;
   lookups: LookupsTable;
+  quotes: QuotesTable;
+  transactions: TransactionsTable;
+}
+
+export interface QuotesTable {
+  /** `Quote:<uuid v7>`. */
+  id: string;
+  platform_id: string;
+  /** The sending customer, or NULL when the platform sends from its own account. */
+  customer_id: string | null;
+  source_account_id: string;
+  /** JSON: the quote's source as the API shows it. */
+  source: string;
+  destination_account_id: string;
+  /** JSON: the quote's destination as the API shows it. */
+  destination: string;
+  lookup_id: string | null;
+  sending_currency: string;
+  receiving_currency: string;
+  locked_side: string;
+  locked_amount: number;
+  total_sending: number;
+  total_receiving: number;
+  /** feesIncluded, sending currency minor units. */
+  fees: number;
+  platform_fees: number;
+  /** Sending units per receiving unit (JSON number as text). */
+  exchange_rate: string;
+  /** JSON OutgoingRateDetails. */
+  rate_details: string;
+  payment_rail: string | null;
+  description: string | null;
+  remittance_information: string | null;
+  purpose_of_payment: string | null;
+  /** PENDING until executed; PROCESSING, COMPLETED, FAILED after. EXPIRED is derived from expires_at_ms. */
+  status: string;
+  transaction_id: string | null;
+  expires_at_ms: number;
+  expires_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TransactionsTable {
+  /** `Transaction:<uuid v7>`. */
+  id: string;
+  platform_id: string;
+  /** The customer, or the platform id for the platform's own transactions (the reference's convention). */
+  customer_id: string;
+  platform_customer_id: string;
+  /** INCOMING | OUTGOING. */
+  type: string;
+  /** CREDIT | DEBIT. */
+  direction: string;
+  status: string;
+  quote_id: string | null;
+  /** JSON: TransactionSource as the API shows it. */
+  source: string;
+  source_account_id: string | null;
+  /** JSON: TransactionDestination as the API shows it. */
+  destination: string;
+  destination_account_id: string | null;
+  sent_amount: number;
+  sent_currency: string;
+  received_amount: number | null;
+  received_currency: string | null;
+  fees: number;
+  platform_fees: number;
+  exchange_rate: string | null;
+  rate_details: string | null;
+  payment_rail: string | null;
+  description: string | null;
+  /** The ledger entry that holds the money while the payment is in flight. */
+  hold_entry_id: string | null;
+  failure_reason: string | null;
+  settled_at: string | null;
+  created_at: string;
+  updated_at: string;
 }
