@@ -21,6 +21,9 @@ import { internalAccountsRoutes } from './areas/internal-accounts/routes.js';
 import { sandboxFundingRoutes } from './areas/sandbox-funding/routes.js';
 import { quotesRoutes } from './areas/quotes/routes.js';
 import { transactionsRoutes } from './areas/transactions/routes.js';
+import { webhookAdminRoutes, webhookRoutes } from './areas/webhooks/routes.js';
+import type { WebhookDeliverer } from './areas/webhooks/service.js';
+import { sandboxClockRoutes } from './areas/sandbox-clock/routes.js';
 import { registerPaymentJobs } from './areas/transactions/service.js';
 import { registerAccountHooks } from './areas/internal-accounts/service.js';
 import { legalPages } from './areas/customers/pages.js';
@@ -42,6 +45,8 @@ export interface AppDeps {
   config: Config;
   jobs: JobQueue;
   hooks: Hooks;
+  /** Webhook delivery (its worker runs only when the server starts it). */
+  webhooks: WebhookDeliverer;
   /** Resolves AgentAuth bearer tokens; absent until the agents area exists. */
   agentResolver?: AgentResolver;
 }
@@ -133,6 +138,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   });
 
   if (deps.config.adminKey) await app.register(adminRoutes, { prefix: '/admin' });
+  if (deps.config.adminKey) await app.register(webhookAdminRoutes, { prefix: '/admin' });
   await app.register(legalPages);
   await app.register(ownershipVerificationPages);
   await app.register(hostedKycPages);
@@ -174,6 +180,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       await api.register(sandboxFundingRoutes);
       await api.register(quotesRoutes);
       await api.register(transactionsRoutes);
+      await api.register(webhookRoutes);
+      await api.register(sandboxClockRoutes);
     },
     { prefix: VERSION_PREFIX },
   );

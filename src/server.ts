@@ -9,6 +9,7 @@ import { migrate } from './kernel/db/migrations.js';
 import { Hooks } from './kernel/hooks.js';
 import { apiError } from './kernel/errors.js';
 import { JobQueue } from './kernel/jobs.js';
+import { WebhookDeliverer } from './areas/webhooks/service.js';
 
 /** How long a stop waits for requests in flight before it closes their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -17,6 +18,8 @@ export interface Running {
   app: FastifyInstance;
   store: Store;
   jobs: JobQueue;
+  /** Webhook delivery; `runDue()` sends what is due (tests run it by hand: no worker there). */
+  webhooks: WebhookDeliverer;
   bootstrap: BootstrapResult;
   /** Stop accepting, finish in-flight requests, stop the job loop, close the store. */
   close(): Promise<void>;
@@ -29,8 +32,10 @@ export interface StartOptions {
   logger?: boolean | { level: string };
   /** Listen on config.host:config.port (default true). */
   listen?: boolean;
-  /** Run the job worker loop (default true). */
+  /** Run the job worker loop and the webhook delivery loop (default true). */
   worker?: boolean;
+  /** Webhook request timeout (default 10 s); tests lower it. */
+  webhookTimeoutMs?: number;
 }
 
 /** Open the store, migrate, make sure the default platform exists, build the app. */
@@ -43,8 +48,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   await backfillAccounts(store, clock);
   const jobs = new JobQueue(store, clock);
   const hooks = new Hooks();
-  const app = await buildApp({ store, clock, config, jobs, hooks }, opts.logger !== undefined ? { logger: opts.logger } : {});
+  const webhooks = new WebhookDeliverer(store, clock, undefined, opts.webhookTimeoutMs !== undefined ? { timeoutMs: opts.webhookTimeoutMs } : {});
+  const app = await buildApp({ store, clock, config, jobs, hooks, webhooks }, opts.logger !== undefined ? { logger: opts.logger } : {});
   jobs.useLogger(app.log);
+  webhooks.useLogger(app.log);
   // Graceful stop: Node closes idle keep-alive connections when the server closes, but a
   // connection whose request is still in flight would stay open (keepAliveTimeout, 72 s)
   // after its answer. Once stopping, answers carry Connection: close, so each such
@@ -62,12 +69,16 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   });
   await app.ready();
   if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
-  if (opts.worker !== false) jobs.start();
+  if (opts.worker !== false) {
+    jobs.start();
+    webhooks.start();
+  }
   let closed = false;
   return {
     app,
     store,
     jobs,
+    webhooks,
     bootstrap,
     async close() {
       if (closed) return;
@@ -80,6 +91,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         clearTimeout(force);
       }
       await jobs.stop();
+      await webhooks.stop();
       await store.close();
     },
   };

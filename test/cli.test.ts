@@ -148,6 +148,8 @@ describe(`payments-service command (${STORE})`, { timeout: 90_000 }, () => {
     const list = JSON.parse(ok(await cli(db.url, 'platform', 'list'))) as Array<PlatformOut['platform']>;
     expect(list.map((p) => p.name).sort()).toEqual(['X', 'Y']);
     expect(list.find((p) => p.id === x.platform.id)).toEqual(x.platform);
+    // Each platform shows the public key that verifies its webhooks (X-Service-Signature).
+    for (const p of list) expect((p as { webhookPublicKey?: string }).webhookPublicKey).toMatch(/^-----BEGIN PUBLIC KEY-----\n/);
   });
 
   it('creates, lists and revokes tokens of a platform', async () => {

@@ -38,9 +38,34 @@ export function onEventsEmitted(fn: Listener): () => void {
 export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: string, at: string, event: DomainEvent): Promise<string> {
   const id = newId('Webhook');
   const payload = { id, type: event.type, timestamp: at, data: event.data };
-  await trx
+  const inserted = await trx
     .insertInto('events')
     .values({ id, platform_id: platformId, type: event.type, resource_id: event.resourceId, payload: JSON.stringify(payload), created_at: at })
+    .returning('seq')
+    .executeTakeFirstOrThrow();
+  // Its delivery, in the same transaction: due now when the platform has a webhook endpoint,
+  // otherwise kept as NO_ENDPOINT (see docs/webhooks.md). The webhooks area sends it.
+  const config = await trx.selectFrom('platform_configs').select('webhook_endpoint').where('platform_id', '=', platformId).executeTakeFirst();
+  const hasEndpoint = Boolean(config?.webhook_endpoint);
+  await trx
+    .insertInto('webhook_deliveries')
+    .values({
+      id: newId('WebhookDelivery'),
+      platform_id: platformId,
+      event_id: id,
+      event_seq: Number(inserted.seq),
+      type: event.type,
+      resource_id: event.resourceId,
+      status: hasEndpoint ? 'PENDING' : 'NO_ENDPOINT',
+      attempts: 0,
+      next_attempt_ms: hasEndpoint ? Date.parse(at) : null,
+      lease_until_ms: null,
+      last_status_code: null,
+      last_error: null,
+      delivered_at: null,
+      created_at: at,
+      updated_at: at,
+    })
     .execute();
   // Listeners run after the current tick; they only poll, so an uncommitted event is harmless.
   queueMicrotask(() => {

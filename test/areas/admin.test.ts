@@ -101,6 +101,7 @@ describe(`operator API (${STORE})`, () => {
       isDefault: false,
       skipVerificationPaperwork: false,
       sandboxClockOffsetMs: 0,
+      webhookPublicKey: expect.stringMatching(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----\n$/),
       createdAt: at,
       updatedAt: at,
     });

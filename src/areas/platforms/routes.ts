@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { invalidInput, unauthorized } from '../../kernel/errors.js';
 import { errorResponses } from '../../kernel/http.js';
@@ -9,16 +10,21 @@ import { createPlatform, getPlatform, getPlatforms, patchPlatform } from './serv
 // The operator API: platforms and their sandbox options. Bearer PAYMENTS_ADMIN_KEY.
 // Registered only when the key is set; otherwise every /admin path answers 404.
 
-export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store, clock, config } = app.deps;
-  const adminKey = config.adminKey!;
-
-  app.addHook('onRequest', async (req) => {
+/** The operator API's check: Bearer PAYMENTS_ADMIN_KEY (other /admin plugins reuse it). */
+export function adminAuth(adminKey: string) {
+  return async (req: FastifyRequest): Promise<void> => {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m) throw unauthorized(header ? 'The operator API takes Bearer PAYMENTS_ADMIN_KEY' : 'Missing Authorization header');
     if (!safeEqual(m[1]!.trim(), adminKey)) throw unauthorized('Wrong operator key');
-  });
+  };
+}
+
+export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store, clock, config } = app.deps;
+  const adminKey = config.adminKey!;
+
+  app.addHook('onRequest', adminAuth(adminKey));
 
   const schema = { hide: true };
 

@@ -7,6 +7,7 @@ export const Platform = Type.Object({
   isDefault: Type.Boolean({ description: 'The default sandbox platform of this server' }),
   skipVerificationPaperwork: Type.Boolean({ description: 'Sandbox option: the name suffix decides KYC/KYB with no documents' }),
   sandboxClockOffsetMs: Type.Integer({ description: 'How far the sandbox clock is ahead of real time' }),
+  webhookPublicKey: Type.Union([Type.String(), Type.Null()], { description: 'PEM (SPKI) of the P-256 key that signs this platform\'s webhooks' }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });

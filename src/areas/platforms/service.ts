@@ -6,6 +6,7 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import { newWebhookKeyPair } from '../../kernel/webhook-keys.js';
 import { hashSecret, verifySecret } from '../../kernel/secrets.js';
 import { DEFAULT_PLATFORM_OPTIONS, type PlatformOptions } from '../../sandbox/platform-defaults.js';
 import { insertDefaultConfig } from '../config/service.js';
@@ -23,6 +24,8 @@ export interface PlatformView {
   isDefault: boolean;
   skipVerificationPaperwork: boolean;
   sandboxClockOffsetMs: number;
+  /** PEM of the key that signs this platform's webhooks (X-Service-Signature). */
+  webhookPublicKey: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -40,9 +43,15 @@ export function platformView(row: PlatformRow): PlatformView {
     isDefault: row.is_default === 1,
     skipVerificationPaperwork: o.skipVerificationPaperwork,
     sandboxClockOffsetMs: Number(row.clock_offset_ms),
+    webhookPublicKey: row.webhook_public_key,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+function webhookKeyColumns(): Pick<PlatformRow, 'webhook_private_key' | 'webhook_public_key'> {
+  const k = newWebhookKeyPair();
+  return { webhook_private_key: k.privateKeyHex, webhook_public_key: k.publicKeyPem };
 }
 
 export interface NewPlatformInput {
@@ -73,6 +82,7 @@ export async function createPlatform(db: Kysely<DB>, clock: Clock, input: NewPla
       clock_offset_ms: 0,
       created_at: at,
       updated_at: at,
+      ...webhookKeyColumns(),
     };
     await insertPlatform(trx, row);
     await insertDefaultConfig(trx, row, at);

@@ -72,7 +72,7 @@ export async function findCredential(
       't.created_at as t_created_at', 't.updated_at as t_updated_at', 't.deleted_at as t_deleted_at',
       'p.id as p_id', 'p.name as p_name', 'p.regulated as p_regulated', 'p.is_default as p_is_default',
       'p.options as p_options', 'p.clock_offset_ms as p_clock_offset_ms', 'p.created_at as p_created_at',
-      'p.updated_at as p_updated_at',
+      'p.updated_at as p_updated_at', 'p.webhook_public_key as p_webhook_public_key',
     ])
     .where(column, '=', username)
     .where('t.deleted_at', 'is', null)
@@ -88,6 +88,9 @@ export async function findCredential(
       id: row.p_id, name: row.p_name, regulated: row.p_regulated, is_default: row.p_is_default,
       options: row.p_options, clock_offset_ms: row.p_clock_offset_ms, created_at: row.p_created_at,
       updated_at: row.p_updated_at,
+      // The signing key is never loaded per request; the webhooks area reads it when it signs.
+      webhook_private_key: null,
+      webhook_public_key: row.p_webhook_public_key,
     },
   };
 }

@@ -15,6 +15,9 @@ export interface PlatformsTable {
   clock_offset_ms: number;
   created_at: string;
   updated_at: string;
+  /** Webhook signing key (0007): P-256 private scalar, hex; and the public key, PEM (SPKI). */
+  webhook_private_key: string | null;
+  webhook_public_key: string | null;
 }
 
 export interface PlatformConfigsTable {
@@ -318,6 +321,8 @@ export interface DB {
   lookups: LookupsTable;
   quotes: QuotesTable;
   transactions: TransactionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export interface QuotesTable {
@@ -394,4 +399,40 @@ export interface TransactionsTable {
   settled_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  /** `WebhookDelivery:<uuid>`. */
+  id: string;
+  platform_id: string;
+  event_id: string;
+  /** The event's global seq: deliveries of one resource go out in this order. */
+  event_seq: number;
+  type: string;
+  resource_id: string;
+  /** 'PENDING' | 'SENDING' | 'DELIVERED' | 'FAILED' | 'NO_ENDPOINT'. */
+  status: string;
+  attempts: number;
+  /** Due time of the next attempt on the platform's clock. */
+  next_attempt_ms: number | null;
+  /** While SENDING: real time after which another worker may take it over. */
+  lease_until_ms: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  platform_id: string;
+  delivery_id: string;
+  attempt: number;
+  url: string;
+  started_at: string;
+  status_code: number | null;
+  error: string | null;
+  latency_ms: number;
+  response_body: string | null;
 }

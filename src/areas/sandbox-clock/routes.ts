@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { authOf, errorResponses } from '../../kernel/http.js';
+import { AdvanceRequest, SandboxClock } from './schemas.js';
+import { advanceClock, readClock } from './service.js';
+
+const tags = ['Sandbox'];
+
+export const sandboxClockRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/sandbox/clock',
+    {
+      config: { auth: 'basic' },
+      schema: {
+        tags,
+        operationId: 'getSandboxClock',
+        summary: 'Read the sandbox clock',
+        description: 'Now on this platform\'s sandbox clock (every sandbox delay and webhook retry is measured on it). Permission VIEW.',
+        response: { 200: SandboxClock, ...errorResponses() },
+      },
+    },
+    async (req) => readClock(app.deps, authOf(req).platform.id),
+  );
+
+  app.post(
+    '/sandbox/clock/advance',
+    {
+      config: { auth: 'basic', permission: 'MANAGE' },
+      schema: {
+        tags,
+        operationId: 'advanceSandboxClock',
+        summary: 'Advance the sandbox clock',
+        description:
+          'Moves this platform\'s clock forward by `seconds` (an integer > 0; time never goes back), runs every job of the platform that became due ' +
+          'and sends its due webhook deliveries before answering, and answers the new clock. Other platforms\' clocks do not move. Permission MANAGE.',
+        body: AdvanceRequest,
+        response: { 200: SandboxClock, ...errorResponses() },
+      },
+    },
+    async (req) => advanceClock(app.deps, authOf(req).platform.id, req.body.seconds),
+  );
+};

@@ -1,0 +1,68 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { authOf, errorResponses } from '../../kernel/http.js';
+import { adminAuth } from '../platforms/routes.js';
+import { DeliveryListQuery, DeliveryParams, PlatformParams, TestWebhookResponse, WebhookDelivery, WebhookDeliveryList, WebhookPublicKey } from './schemas.js';
+import { listDeliveries, redeliver, sendTestWebhook, webhookPublicKey } from './service.js';
+
+const tags = ['Sandbox'];
+
+/** Versioned sandbox routes: the signing key and the test webhook. */
+export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store, clock } = app.deps;
+
+  app.get(
+    '/sandbox/webhooks/public-key',
+    {
+      config: { auth: 'basic' },
+      schema: {
+        tags,
+        operationId: 'getWebhookPublicKey',
+        summary: 'Get the webhook signing key',
+        description: 'The P-256 public key (PEM) that verifies this platform\'s X-Service-Signature headers: base64 of a DER ECDSA signature over SHA-256 of the body.',
+        response: { 200: WebhookPublicKey, ...errorResponses() },
+      },
+    },
+    async (req) => ({
+      publicKey: await webhookPublicKey(store.db, authOf(req).platform.id),
+      algorithm: 'ECDSA_P256_SHA256' as const,
+      signatureHeader: 'X-Service-Signature' as const,
+      signatureEncoding: 'base64(DER)' as const,
+    }),
+  );
+
+  app.post(
+    '/sandbox/webhooks/test',
+    {
+      config: { auth: 'basic' },
+      schema: {
+        tags,
+        operationId: 'sendTestWebhook',
+        summary: 'Send a test webhook',
+        description:
+          'Sends a signed TEST webhook to the configured endpoint now and reports its answer. 400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint; ' +
+          '400 WEBHOOK_DELIVERY_ERROR when it answers non-2xx (redirects are not followed) or cannot be reached.',
+        response: { 200: TestWebhookResponse, ...errorResponses() },
+      },
+    },
+    async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs),
+  );
+};
+
+/** Operator routes (under /admin): the delivery log and redelivery. */
+export const webhookAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store, clock, config } = app.deps;
+  app.addHook('onRequest', adminAuth(config.adminKey!));
+  const schema = { hide: true };
+
+  app.get(
+    '/platforms/:id/webhook-deliveries',
+    { schema: { ...schema, params: PlatformParams, querystring: DeliveryListQuery, response: { 200: WebhookDeliveryList, ...errorResponses(404) } } },
+    async (req) => listDeliveries(store.db, req.params.id, req.query),
+  );
+
+  app.post(
+    '/platforms/:id/webhook-deliveries/:deliveryId/redeliver',
+    { schema: { ...schema, params: DeliveryParams, response: { 200: WebhookDelivery, ...errorResponses(404, 409) } } },
+    async (req) => redeliver(store, clock, app.deps.webhooks, req.params.id, req.params.deliveryId),
+  );
+};

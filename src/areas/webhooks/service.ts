@@ -1,0 +1,345 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import { iso, type Clock } from '../../kernel/clock.js';
+import type { Store } from '../../kernel/db/connect.js';
+import type { DB } from '../../kernel/db/schema.js';
+import { apiError } from '../../kernel/errors.js';
+import { onEventsEmitted } from '../../kernel/events.js';
+import { newId } from '../../kernel/ids.js';
+import { paginate, type Page } from '../../kernel/pagination.js';
+import { SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
+import {
+  attemptsOf,
+  type AttemptRow,
+  deliveriesQuery,
+  type DeliveryFilter,
+  type DeliveryRow,
+  findDelivery,
+  findDue,
+  insertAttempt,
+  markSending,
+  platformOffset,
+  sendMaterial,
+  settleDelivery,
+  signingInfo,
+  updateDelivery,
+} from './store.js';
+
+// Webhook delivery. Every event gets a delivery row in the event's own transaction
+// (src/kernel/events.ts). A worker claims a due delivery in a short transaction, POSTs it
+// with no transaction open, and records the attempt in a second short transaction: a slow
+// endpoint never holds the database (on SQLite: its single connection). 2xx acknowledges;
+// anything else (3xx included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of
+// the platform's sandbox clock, then the delivery is FAILED. One resource's deliveries go out
+// in event order. State lives in the database, so a restart resumes where it stopped.
+
+/** Delay before retry n (after attempt n fails); each gets up to +10 % jitter. About 27 h in all. */
+export const RETRY_SCHEDULE_MS = [10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 43_200_000] as const;
+/** Attempts in all: the first plus one per scheduled retry. */
+export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** Response bodies are kept up to this many characters. */
+export const RESPONSE_BODY_LIMIT = 1024;
+const USER_AGENT = 'PaymentsService-Webhooks/2025-10-13';
+
+export interface SendOutcome {
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number;
+  responseBody: string | null;
+  ok: boolean;
+}
+
+/** POST a signed body. Never throws: a network error or timeout is an outcome. */
+export async function postSigned(url: string, body: string, privateKeyHex: string, timeoutMs: number): Promise<SendOutcome> {
+  const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, [SIGNATURE_HEADER]: signWebhookBody(body, privateKeyHex) },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    let text: string | null = null;
+    try {
+      text = (await res.text()).slice(0, RESPONSE_BODY_LIMIT);
+    } catch {
+      text = null;
+    }
+    const ok = res.status >= 200 && res.status < 300;
+    return { statusCode: res.status, error: ok ? null : `HTTP ${res.status}`, latencyMs: latency(), responseBody: text, ok };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    const message =
+      e.name === 'TimeoutError' ? `timeout after ${timeoutMs} ms` : e.cause?.code ? `${e.cause.code}: ${e.cause.message ?? e.message}` : e.message || String(err);
+    return { statusCode: null, error: message, latencyMs: latency(), responseBody: null, ok: false };
+  }
+}
+
+export interface DelivererOptions {
+  timeoutMs?: number;
+  pollMs?: number;
+}
+
+export class WebhookDeliverer {
+  /** Per-request timeout; tests lower it. */
+  timeoutMs: number;
+  private readonly pollMs: number;
+  private stopped = true;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private kicked = false;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private log?: FastifyBaseLogger,
+    opts: DelivererOptions = {},
+  ) {
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.pollMs = opts.pollMs ?? 500;
+  }
+
+  useLogger(log: FastifyBaseLogger): void {
+    this.log = log;
+  }
+
+  /**
+   * Claim one due delivery, send it, record the attempt. Returns false when nothing was due.
+   * Three steps, no transaction open while the request is in flight.
+   */
+  async runOne(platformId?: string): Promise<boolean> {
+    const realNow = this.clock.nowMs();
+    const leaseUntil = realNow + this.timeoutMs + 30_000;
+    const claimed = await this.store.db.transaction().execute(async (trx) => {
+      const row = await findDue(trx, realNow, this.store.kind === 'postgres', platformId);
+      if (!row) return undefined;
+      const attempts = Number(row.attempts) + 1;
+      const at = iso(realNow + Number(row.clock_offset_ms));
+      await markSending(trx, row.id, attempts, leaseUntil, at);
+      const material = await sendMaterial(trx, row);
+      return { row, attempts, material };
+    });
+    if (!claimed) return false;
+    const { row, attempts, material } = claimed;
+    const startedAt = iso(this.clock.nowMs() + (await platformOffset(this.store.db, row.platform_id)));
+
+    let outcome: SendOutcome;
+    let url = material?.endpoint ?? '';
+    if (!material || !material.endpoint || !material.privateKey) {
+      outcome = { statusCode: null, error: !material ? 'event not found' : 'no webhook endpoint configured', latencyMs: 0, responseBody: null, ok: false };
+      url = material?.endpoint ?? '';
+    } else {
+      outcome = await postSigned(material.endpoint, material.payload, material.privateKey, this.timeoutMs);
+    }
+
+    await this.store.db.transaction().execute(async (trx) => {
+      const nowMs = this.clock.nowMs() + (await platformOffset(trx, row.platform_id));
+      const at = iso(nowMs);
+      const attempt: AttemptRow = {
+        id: newId('WebhookAttempt'),
+        platform_id: row.platform_id,
+        delivery_id: row.id,
+        attempt: attempts,
+        url,
+        started_at: startedAt,
+        status_code: outcome.statusCode,
+        error: outcome.error,
+        latency_ms: outcome.latencyMs,
+        response_body: outcome.responseBody,
+      };
+      await insertAttempt(trx, attempt);
+      const base = { last_status_code: outcome.statusCode, last_error: outcome.error, updated_at: at };
+      if (outcome.ok) {
+        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
+      } else if (material && !material.endpoint) {
+        // The endpoint was removed meanwhile: kept, like an event emitted with no endpoint.
+        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
+      } else if (attempts >= MAX_ATTEMPTS || !material) {
+        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
+        this.log?.warn({ deliveryId: row.id, attempts, err: outcome.error }, 'webhook delivery failed for good');
+      } else {
+        const delay = RETRY_SCHEDULE_MS[Math.min(attempts - 1, RETRY_SCHEDULE_MS.length - 1)]!;
+        const next = nowMs + Math.round(delay * (1 + Math.random() * 0.1));
+        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: next });
+      }
+    });
+    return true;
+  }
+
+  /** Send every delivery that is due now (optionally of one platform). For tests and the sandbox clock. */
+  async runDue(platformId?: string, max = 1_000): Promise<number> {
+    let n = 0;
+    while (n < max && (await this.runOne(platformId))) n += 1;
+    return n;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = onEventsEmitted(() => this.kick());
+    this.loop();
+  }
+
+  /** Look for due deliveries now (in this process). */
+  kick(): void {
+    if (this.stopped) return;
+    this.kicked = true;
+    if (this.timer && !this.running) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.loop();
+    }
+  }
+
+  private loop(): void {
+    if (this.stopped) return;
+    this.kicked = false;
+    this.running = (async () => {
+      for (let n = 0; n < 100 && !this.stopped; n += 1) {
+        if (!(await this.runOne())) return;
+      }
+    })()
+      .catch((err: unknown) => this.log?.error({ err }, 'webhook loop error'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.loop();
+        }, this.kicked ? 0 : this.pollMs);
+      });
+  }
+
+  /** Stop polling and wait for the delivery in flight (at most its timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
+
+// ---- Operator and sandbox operations ----------------------------------------------------
+
+export interface AttemptView {
+  attempt: number;
+  url: string;
+  startedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number;
+  responseBody: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  type: string;
+  resourceId: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  deliveredAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  attemptLog: AttemptView[];
+}
+
+function deliveryView(row: DeliveryRow, attempts: AttemptRow[]): DeliveryView {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    type: row.type,
+    resourceId: row.resource_id,
+    status: row.status,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_ms === null ? null : iso(Number(row.next_attempt_ms)),
+    lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
+    lastError: row.last_error,
+    deliveredAt: row.delivered_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    attemptLog: attempts.map((a) => ({
+      attempt: Number(a.attempt),
+      url: a.url,
+      startedAt: a.started_at,
+      statusCode: a.status_code === null ? null : Number(a.status_code),
+      error: a.error,
+      latencyMs: Number(a.latency_ms),
+      responseBody: a.response_body,
+    })),
+  };
+}
+
+async function requirePlatform(db: Kysely<DB>, platformId: string) {
+  const p = await signingInfo(db, platformId);
+  if (!p) throw apiError(404, 'REFERENCE_NOT_FOUND', `Platform ${platformId} not found`);
+  return p;
+}
+
+export async function listDeliveries(
+  db: Kysely<DB>,
+  platformId: string,
+  q: DeliveryFilter & { limit?: number | undefined; cursor?: string | undefined },
+): Promise<Page<DeliveryView>> {
+  await requirePlatform(db, platformId);
+  const page = await paginate<DeliveryRow, DeliveryRow>(deliveriesQuery(db, platformId, q), 'id', q, (r) => r);
+  const attempts = await attemptsOf(db, page.data.map((r) => r.id));
+  const by = new Map<string, AttemptRow[]>();
+  for (const a of attempts) by.set(a.delivery_id, [...(by.get(a.delivery_id) ?? []), a]);
+  return { ...page, data: page.data.map((r) => deliveryView(r, by.get(r.id) ?? [])) };
+}
+
+/** Schedule a new attempt now (the log keeps earlier attempts). */
+export async function redeliver(store: Store, clock: Clock, deliverer: WebhookDeliverer | undefined, platformId: string, deliveryId: string): Promise<DeliveryView> {
+  const db = store.db;
+  const platform = await requirePlatform(db, platformId);
+  const row = await findDelivery(db, platformId, deliveryId);
+  if (!row) throw apiError(404, 'REFERENCE_NOT_FOUND', `Webhook delivery ${deliveryId} not found`);
+  if (!platform.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
+  if (row.status === 'SENDING') throw apiError(409, 'CONFLICT', `Webhook delivery ${deliveryId} is being sent right now`);
+  const nowMs = clock.nowMs() + Number(platform.clock_offset_ms);
+  await updateDelivery(db, row.id, { status: 'PENDING', next_attempt_ms: nowMs, lease_until_ms: null, updated_at: iso(nowMs) });
+  deliverer?.kick();
+  const updated = (await findDelivery(db, platformId, deliveryId))!;
+  return deliveryView(updated, await attemptsOf(db, [updated.id]));
+}
+
+export async function webhookPublicKey(db: Kysely<DB>, platformId: string): Promise<string> {
+  const p = await requirePlatform(db, platformId);
+  if (!p.webhook_public_key) throw apiError(500, 'INTERNAL_ERROR', 'The platform has no webhook key');
+  return p.webhook_public_key;
+}
+
+export interface TestWebhookResult {
+  url: string;
+  response_status: number;
+  response_body?: string;
+}
+
+/** Send a signed TEST webhook now and report what the endpoint answered (not stored as an event). */
+export async function sendTestWebhook(db: Kysely<DB>, clock: Clock, platformId: string, timeoutMs: number): Promise<TestWebhookResult> {
+  const p = await requirePlatform(db, platformId);
+  if (!p.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
+  if (!p.webhook_private_key) throw apiError(500, 'INTERNAL_ERROR', 'The platform has no webhook key');
+  const payload = { id: newId('Webhook'), type: 'TEST', timestamp: iso(clock.nowMs() + Number(p.clock_offset_ms)), data: {} };
+  const outcome = await postSigned(p.webhook_endpoint, JSON.stringify(payload), p.webhook_private_key, timeoutMs);
+  if (!outcome.ok) {
+    throw apiError(400, 'WEBHOOK_DELIVERY_ERROR', `The webhook endpoint ${outcome.statusCode === null ? `could not be reached (${outcome.error})` : `answered ${outcome.statusCode}`}`, {
+      url: p.webhook_endpoint,
+      ...(outcome.statusCode !== null ? { responseStatus: outcome.statusCode } : {}),
+      ...(outcome.responseBody !== null ? { responseBody: outcome.responseBody } : {}),
+      ...(outcome.statusCode === null ? { error: outcome.error } : {}),
+      latencyMs: outcome.latencyMs,
+    });
+  }
+  return { url: p.webhook_endpoint, response_status: outcome.statusCode!, ...(outcome.responseBody !== null ? { response_body: outcome.responseBody } : {}) };
+}

@@ -1,0 +1,139 @@
+import { type Kysely, type Selectable, type Transaction, sql } from 'kysely';
+import type { DB, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../kernel/db/schema.js';
+
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+type Db = Kysely<DB> | Transaction<DB>;
+
+/** Statuses that still have to go out; a later delivery of the same resource waits for them. */
+export const OPEN_STATUSES = ['PENDING', 'SENDING'] as const;
+
+export interface Claimable extends DeliveryRow {
+  clock_offset_ms: number;
+}
+
+/**
+ * The next due delivery (optionally of one platform): PENDING and due on its platform's
+ * clock, or SENDING with an expired lease (its worker died). A delivery whose resource has
+ * an earlier delivery still open is not due: one resource's events go out in order.
+ */
+export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres: boolean, platformId?: string): Promise<Claimable | undefined> {
+  let q = trx
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('platforms as p', 'p.id', 'd.platform_id')
+    .selectAll('d')
+    .select('p.clock_offset_ms')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('d.status', '=', 'PENDING'), eb(sql<number>`d.next_attempt_ms`, '<=', sql<number>`${realNowMs} + p.clock_offset_ms`)]),
+        eb.and([eb('d.status', '=', 'SENDING'), eb('d.lease_until_ms', '<', realNowMs)]),
+      ]),
+    )
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('webhook_deliveries as e')
+            .select('e.id')
+            .whereRef('e.platform_id', '=', 'd.platform_id')
+            .whereRef('e.resource_id', '=', 'd.resource_id')
+            .whereRef('e.event_seq', '<', 'd.event_seq')
+            .where('e.status', 'in', [...OPEN_STATUSES]),
+        ),
+      ),
+    );
+  if (platformId !== undefined) q = q.where('d.platform_id', '=', platformId);
+  q = q.orderBy('d.next_attempt_ms', 'asc').orderBy('d.event_seq', 'asc').limit(1);
+  if (postgres) q = q.forUpdate('d').skipLocked();
+  return (await q.executeTakeFirst()) as Claimable | undefined;
+}
+
+export async function markSending(trx: Transaction<DB>, id: string, attempts: number, leaseUntilMs: number, at: string): Promise<void> {
+  await trx.updateTable('webhook_deliveries').set({ status: 'SENDING', attempts, lease_until_ms: leaseUntilMs, updated_at: at }).where('id', '=', id).execute();
+}
+
+export interface SendMaterial {
+  payload: string;
+  endpoint: string | null;
+  privateKey: string | null;
+}
+
+export async function sendMaterial(db: Db, delivery: DeliveryRow): Promise<SendMaterial | undefined> {
+  const row = await db
+    .selectFrom('events as ev')
+    .innerJoin('platforms as p', 'p.id', 'ev.platform_id')
+    .leftJoin('platform_configs as c', 'c.platform_id', 'ev.platform_id')
+    .select(['ev.payload', 'c.webhook_endpoint', 'p.webhook_private_key'])
+    .where('ev.id', '=', delivery.event_id)
+    .where('ev.platform_id', '=', delivery.platform_id)
+    .executeTakeFirst();
+  return row ? { payload: row.payload, endpoint: row.webhook_endpoint ?? null, privateKey: row.webhook_private_key } : undefined;
+}
+
+export async function platformOffset(db: Db, platformId: string): Promise<number> {
+  const row = await db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirst();
+  return Number(row?.clock_offset_ms ?? 0);
+}
+
+export async function insertAttempt(db: Db, row: AttemptRow): Promise<void> {
+  await db.insertInto('webhook_attempts').values(row).execute();
+}
+
+/** Settle a claimed delivery; only while it is still this claim's (same lease). Returns whether it applied. */
+export async function settleDelivery(
+  db: Db,
+  id: string,
+  leaseUntilMs: number,
+  patch: Partial<Pick<DeliveryRow, 'status' | 'next_attempt_ms' | 'last_status_code' | 'last_error' | 'delivered_at' | 'updated_at'>>,
+): Promise<boolean> {
+  const r = await db
+    .updateTable('webhook_deliveries')
+    .set({ ...patch, lease_until_ms: null })
+    .where('id', '=', id)
+    .where('status', '=', 'SENDING')
+    .where('lease_until_ms', '=', leaseUntilMs)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+export async function findDelivery(db: Db, platformId: string, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateDelivery(db: Db, id: string, patch: Partial<Omit<DeliveryRow, 'id' | 'platform_id'>>): Promise<void> {
+  await db.updateTable('webhook_deliveries').set(patch).where('id', '=', id).execute();
+}
+
+export interface DeliveryFilter {
+  type?: string | undefined;
+  status?: string | undefined;
+  resourceId?: string | undefined;
+}
+
+export function deliveriesQuery(db: Db, platformId: string, f: DeliveryFilter) {
+  let q = db.selectFrom('webhook_deliveries').where('platform_id', '=', platformId);
+  if (f.type !== undefined) q = q.where('type', '=', f.type);
+  if (f.status !== undefined) q = q.where('status', '=', f.status);
+  if (f.resourceId !== undefined) q = q.where('resource_id', '=', f.resourceId);
+  return q;
+}
+
+export async function attemptsOf(db: Db, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('delivery_id').orderBy('attempt', 'asc').execute();
+}
+
+export interface SigningRow {
+  webhook_endpoint: string | null;
+  webhook_private_key: string | null;
+  webhook_public_key: string | null;
+  clock_offset_ms: number;
+}
+
+export async function signingInfo(db: Db, platformId: string): Promise<SigningRow | undefined> {
+  return db
+    .selectFrom('platforms as p')
+    .leftJoin('platform_configs as c', 'c.platform_id', 'p.id')
+    .select(['c.webhook_endpoint', 'p.webhook_private_key', 'p.webhook_public_key', 'p.clock_offset_ms'])
+    .where('p.id', '=', platformId)
+    .executeTakeFirst();
+}

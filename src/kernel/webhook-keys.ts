@@ -1,0 +1,61 @@
+import { createPublicKey } from 'node:crypto';
+import { p256 } from '@noble/curves/nist.js';
+
+// Webhook signing. Each platform has its own P-256 key pair. The header X-Service-Signature
+// is base64 of the DER-encoded ECDSA P-256 signature over SHA-256 of the exact body bytes, so
+// `crypto.verify('sha256', body, publicKeyPem, Buffer.from(header, 'base64'))` checks it.
+
+export const SIGNATURE_HEADER = 'X-Service-Signature';
+
+export interface WebhookKeyPair {
+  /** The private scalar, hex (64 characters). */
+  privateKeyHex: string;
+  /** The public key, PEM (SubjectPublicKeyInfo). */
+  publicKeyPem: string;
+}
+
+function b64url(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('base64url');
+}
+
+/** PEM (SPKI) of an uncompressed P-256 point. */
+export function publicKeyPemOf(point: Uint8Array): string {
+  const jwk = { kty: 'EC', crv: 'P-256', x: b64url(point.subarray(1, 33)), y: b64url(point.subarray(33, 65)) };
+  return createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+}
+
+export function newWebhookKeyPair(): WebhookKeyPair {
+  const sk = p256.utils.randomSecretKey();
+  const point = p256.getPublicKey(sk, false);
+  return { privateKeyHex: Buffer.from(sk).toString('hex'), publicKeyPem: publicKeyPemOf(point) };
+}
+
+function bytesOf(body: string | Uint8Array): Uint8Array {
+  return typeof body === 'string' ? new Uint8Array(Buffer.from(body, 'utf8')) : new Uint8Array(body);
+}
+
+/** The X-Service-Signature value for these exact body bytes. */
+export function signWebhookBody(body: string | Uint8Array, privateKeyHex: string): string {
+  const sig = p256.sign(bytesOf(body), new Uint8Array(Buffer.from(privateKeyHex, 'hex')), { prehash: true, format: 'der' });
+  return Buffer.from(sig).toString('base64');
+}
+
+/**
+ * Check an X-Service-Signature header against the exact body bytes received and the
+ * platform's webhook public key (PEM). False for any malformed input; never throws.
+ */
+export function verifyWebhookSignature(body: string | Buffer, header: string, publicKeyPem: string): boolean {
+  try {
+    const jwk = createPublicKey(publicKeyPem).export({ format: 'jwk' });
+    if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || !jwk.x || !jwk.y) return false;
+    const point = new Uint8Array(65);
+    point[0] = 4;
+    point.set(Buffer.from(jwk.x, 'base64url'), 1);
+    point.set(Buffer.from(jwk.y, 'base64url'), 33);
+    const sig = new Uint8Array(Buffer.from(header.trim(), 'base64'));
+    if (sig.length === 0) return false;
+    return p256.verify(sig, bytesOf(body), point, { prehash: true, format: 'der', lowS: false });
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,426 @@
+import { verify as nodeVerify } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyWebhookSignature } from '../../src/index.js';
+import { iso, ManualClock } from '../../src/kernel/clock.js';
+import { openStore } from '../../src/kernel/db/connect.js';
+import { emitEvent } from '../../src/kernel/events.js';
+import { MAX_ATTEMPTS } from '../../src/areas/webhooks/service.js';
+import { ADMIN_KEY, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
+
+// Webhook delivery against a real HTTP receiver on a local port.
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  json: { id: string; type: string; timestamp: string; data: unknown };
+}
+
+type Behaviour = (r: Received) => number | 'hang' | { status: number; location?: string; body?: string };
+
+class Receiver {
+  readonly got: Received[] = [];
+  behave: Behaviour = () => 200;
+  private server: Server | undefined;
+  private hanging: Array<() => void> = [];
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const r: Received = { headers: req.headers, body, json: JSON.parse(body) as Received['json'] };
+        this.got.push(r);
+        const b = this.behave(r);
+        if (b === 'hang') {
+          this.hanging.push(() => res.destroy());
+          return;
+        }
+        const spec = typeof b === 'number' ? { status: b } : b;
+        res.writeHead(spec.status, spec.location ? { location: spec.location } : {});
+        res.end(spec.body ?? `answer ${spec.status}`);
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/hooks`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const h of this.hanging) h();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+interface DeliveryView {
+  id: string;
+  eventId: string;
+  type: string;
+  resourceId: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  attemptLog: Array<{ attempt: number; statusCode: number | null; error: string | null; latencyMs: number; responseBody: string | null; url: string }>;
+}
+
+const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+
+async function setEndpoint(t: TestApp, url: string | null): Promise<void> {
+  const res = await t.call('PATCH', '/config', { webhookEndpoint: url });
+  expect(res.statusCode).toBe(200);
+}
+
+async function emit(t: TestApp, resourceId: string, type = 'CUSTOMER.UPDATE', data: unknown = { id: resourceId }): Promise<string> {
+  const platformId = t.running.bootstrap.platform.id;
+  const offset = Number((await t.store.db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirstOrThrow()).clock_offset_ms);
+  return t.store.db.transaction().execute((trx) => emitEvent(trx, platformId, iso(t.clock.nowMs() + offset), { type, resourceId, data }));
+}
+
+async function deliveries(t: TestApp, query = ''): Promise<DeliveryView[]> {
+  const res = await t.app.inject({ method: 'GET', url: `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries${query}`, headers: admin });
+  expect(res.statusCode).toBe(200);
+  return (res.json() as { data: DeliveryView[] }).data;
+}
+
+async function deliveryOf(t: TestApp, eventId: string): Promise<DeliveryView> {
+  const all = await deliveries(t, '?limit=100');
+  const d = all.find((x) => x.eventId === eventId);
+  if (!d) throw new Error(`no delivery for ${eventId}`);
+  return d;
+}
+
+async function advance(t: TestApp, seconds: number): Promise<void> {
+  const res = await t.call('POST', '/sandbox/clock/advance', { seconds });
+  expect(res.statusCode).toBe(200);
+}
+
+describe(`webhooks (${STORE})`, () => {
+  let t: TestApp;
+  let rx: Receiver;
+  beforeEach(async () => {
+    t = await makeApp();
+    rx = await new Receiver().start();
+  });
+  afterEach(async () => {
+    await rx.stop();
+    await t.close();
+  });
+
+  it('signs the exact body with the platform key; the public key is served three ways', async () => {
+    await setEndpoint(t, rx.url);
+    const eventId = await emit(t, 'Customer:1', 'CUSTOMER.KYC_APPROVED', { id: 'Customer:1', kycStatus: 'APPROVED' });
+    expect(await t.running.webhooks.runDue()).toBe(1);
+    expect(rx.got).toHaveLength(1);
+    const r = rx.got[0]!;
+    expect(r.json).toEqual({ id: eventId, type: 'CUSTOMER.KYC_APPROVED', timestamp: iso(t.clock.nowMs()), data: { id: 'Customer:1', kycStatus: 'APPROVED' } });
+    expect(r.headers['content-type']).toBe('application/json');
+    const sig = r.headers['x-service-signature'] as string;
+    expect(sig).toMatch(/^[A-Za-z0-9+/]+=*$/);
+
+    const keyRes = await t.call('GET', '/sandbox/webhooks/public-key');
+    expect(keyRes.statusCode).toBe(200);
+    const pem = keyRes.json().publicKey as string;
+    expect(pem).toMatch(/^-----BEGIN PUBLIC KEY-----\n/);
+    const adminView = await t.app.inject({ method: 'GET', url: `/admin/platforms/${t.running.bootstrap.platform.id}`, headers: admin });
+    expect(adminView.json().webhookPublicKey).toBe(pem);
+
+    expect(verifyWebhookSignature(r.body, sig, pem)).toBe(true);
+    expect(verifyWebhookSignature(Buffer.from(r.body), sig, pem)).toBe(true);
+    expect(nodeVerify('sha256', Buffer.from(r.body), pem, Buffer.from(sig, 'base64'))).toBe(true);
+    const tampered = r.body.replace('APPROVED', 'REJECTED');
+    expect(verifyWebhookSignature(tampered, sig, pem)).toBe(false);
+    expect(nodeVerify('sha256', Buffer.from(tampered), pem, Buffer.from(sig, 'base64'))).toBe(false);
+    expect(verifyWebhookSignature(r.body, 'not-a-signature', pem)).toBe(false);
+    expect(verifyWebhookSignature(r.body, sig, 'not a key')).toBe(false);
+
+    // Another platform has another key: this signature does not verify with it.
+    const other = await t.app.inject({ method: 'POST', url: '/admin/platforms', headers: { ...admin, 'content-type': 'application/json' }, payload: '{"name":"Other"}' });
+    const otherPem = other.json().platform.webhookPublicKey as string;
+    expect(otherPem).not.toBe(pem);
+    expect(verifyWebhookSignature(r.body, sig, otherPem)).toBe(false);
+
+    const d = await deliveryOf(t, eventId);
+    expect(d.status).toBe('DELIVERED');
+    expect(d.attemptLog).toHaveLength(1);
+    expect(d.attemptLog[0]).toMatchObject({ attempt: 1, statusCode: 200, error: null, responseBody: 'answer 200', url: rx.url });
+  });
+
+  it('retries after a 500 on the sandbox clock; advancing the clock sends the retry', async () => {
+    await setEndpoint(t, rx.url);
+    let n = 0;
+    rx.behave = () => (++n === 1 ? 500 : 200);
+    const eventId = await emit(t, 'Customer:r');
+    await t.running.webhooks.runDue();
+    let d = await deliveryOf(t, eventId);
+    expect(d).toMatchObject({ status: 'PENDING', attempts: 1, lastStatusCode: 500 });
+    const next = Date.parse(d.nextAttemptAt!) - t.clock.nowMs();
+    expect(next).toBeGreaterThanOrEqual(10_000);
+    expect(next).toBeLessThanOrEqual(11_000);
+    // Not due yet.
+    expect(await t.running.webhooks.runDue()).toBe(0);
+    await advance(t, 11);
+    expect(rx.got).toHaveLength(2);
+    expect(rx.got[1]!.body).toBe(rx.got[0]!.body);
+    d = await deliveryOf(t, eventId);
+    expect(d.status).toBe('DELIVERED');
+    expect(d.attemptLog.map((a) => a.statusCode)).toEqual([500, 200]);
+  });
+
+  it('a timeout is a failed attempt, retried', async () => {
+    await setEndpoint(t, rx.url);
+    t.running.webhooks.timeoutMs = 200;
+    let n = 0;
+    rx.behave = () => (++n === 1 ? 'hang' : 204);
+    const eventId = await emit(t, 'Customer:t');
+    await t.running.webhooks.runDue();
+    let d = await deliveryOf(t, eventId);
+    expect(d.status).toBe('PENDING');
+    expect(d.attemptLog[0]!.statusCode).toBeNull();
+    expect(d.attemptLog[0]!.error).toMatch(/timeout/);
+    await advance(t, 11);
+    d = await deliveryOf(t, eventId);
+    expect(d.status).toBe('DELIVERED');
+    expect(d.lastStatusCode).toBe(204);
+  });
+
+  it('a redirect is a failure (not followed); so is an unreachable endpoint', async () => {
+    rx.behave = () => ({ status: 302, location: 'http://127.0.0.1:1/elsewhere' });
+    await setEndpoint(t, rx.url);
+    const e1 = await emit(t, 'Customer:x');
+    await t.running.webhooks.runDue();
+    expect((await deliveryOf(t, e1)).lastStatusCode).toBe(302);
+    expect((await deliveryOf(t, e1)).status).toBe('PENDING');
+    expect(rx.got).toHaveLength(1);
+    await setEndpoint(t, 'http://127.0.0.1:1/closed');
+    const e2 = await emit(t, 'Customer:y');
+    await t.running.webhooks.runDue();
+    const d2 = await deliveryOf(t, e2);
+    expect(d2.status).toBe('PENDING');
+    expect(d2.attemptLog[0]!.statusCode).toBeNull();
+    expect(d2.attemptLog[0]!.error).toBeTruthy();
+  });
+
+  it('keeps event order per resource; other resources do not wait', async () => {
+    await setEndpoint(t, rx.url);
+    let failA = true;
+    rx.behave = (r) => ((r.json.data as { id: string }).id === 'A' && failA ? 503 : 200);
+    const a1 = await emit(t, 'A', 'CUSTOMER.UPDATE', { id: 'A', v: 1 });
+    const a2 = await emit(t, 'A', 'CUSTOMER.UPDATE', { id: 'A', v: 2 });
+    const b1 = await emit(t, 'B', 'CUSTOMER.UPDATE', { id: 'B', v: 1 });
+    await t.running.webhooks.runDue();
+    // A1 failed and waits for its retry; A2 waits behind it; B1 went out.
+    expect(rx.got.map((r) => r.json.id)).toEqual([a1, b1]);
+    expect((await deliveryOf(t, a2)).attempts).toBe(0);
+    failA = false;
+    await advance(t, 11);
+    expect(rx.got.map((r) => r.json.id)).toEqual([a1, b1, a1, a2]);
+    for (const id of [a1, a2, b1]) expect((await deliveryOf(t, id)).status).toBe('DELIVERED');
+  });
+
+  it('lists with filters and pages; redelivers on request', async () => {
+    await setEndpoint(t, rx.url);
+    const e1 = await emit(t, 'Customer:1', 'CUSTOMER.UPDATE');
+    await emit(t, 'Customer:2', 'INTERNAL_ACCOUNT.STATUS_UPDATED');
+    await t.running.webhooks.runDue();
+    expect((await deliveries(t)).length).toBe(2);
+    expect((await deliveries(t, '?type=CUSTOMER.UPDATE')).map((d) => d.eventId)).toEqual([e1]);
+    expect((await deliveries(t, '?resourceId=Customer:2')).map((d) => d.type)).toEqual(['INTERNAL_ACCOUNT.STATUS_UPDATED']);
+    expect((await deliveries(t, '?status=DELIVERED')).length).toBe(2);
+    expect((await deliveries(t, '?status=FAILED')).length).toBe(0);
+    const page = await t.app.inject({ method: 'GET', url: `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries?limit=1`, headers: admin });
+    expect(page.json()).toMatchObject({ hasMore: true, totalCount: 2 });
+    const d1 = await deliveryOf(t, e1);
+    const res = await t.app.inject({ method: 'POST', url: `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries/${d1.id}/redeliver`, headers: admin });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('PENDING');
+    await t.running.webhooks.runDue();
+    expect(rx.got.filter((r) => r.json.id === e1)).toHaveLength(2);
+    const after = await deliveryOf(t, e1);
+    expect(after.status).toBe('DELIVERED');
+    expect(after.attemptLog.map((a) => a.attempt)).toEqual([1, 2]);
+    const missing = await t.app.inject({ method: 'POST', url: `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries/WebhookDelivery:nope/redeliver`, headers: admin });
+    envelope(missing, 404, 'REFERENCE_NOT_FOUND');
+    envelope(await t.app.inject({ method: 'GET', url: '/admin/platforms/Platform:nope/webhook-deliveries', headers: admin }), 404);
+    envelope(await t.app.inject({ method: 'GET', url: `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries` }), 401);
+  });
+
+  it('an event without an endpoint is kept as NO_ENDPOINT and sent only on redelivery', async () => {
+    const e = await emit(t, 'Customer:n');
+    await t.running.webhooks.runDue();
+    let d = await deliveryOf(t, e);
+    expect(d.status).toBe('NO_ENDPOINT');
+    const url = `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries/${d.id}/redeliver`;
+    envelope(await t.app.inject({ method: 'POST', url, headers: admin }), 400, 'WEBHOOK_ENDPOINT_NOT_SET');
+    await setEndpoint(t, rx.url);
+    await t.running.webhooks.runDue();
+    expect(rx.got).toHaveLength(0);
+    expect((await t.app.inject({ method: 'POST', url, headers: admin })).statusCode).toBe(200);
+    await t.running.webhooks.runDue();
+    expect(rx.got.map((r) => r.json.id)).toEqual([e]);
+    d = await deliveryOf(t, e);
+    expect(d.status).toBe('DELIVERED');
+  });
+
+  it('fails for good after the retry schedule (over 24 hours of sandbox time)', async () => {
+    await setEndpoint(t, rx.url);
+    rx.behave = () => 500;
+    const e = await emit(t, 'Customer:f');
+    await t.running.webhooks.runDue();
+    let hours = 0;
+    let d = await deliveryOf(t, e);
+    while (d.status === 'PENDING' && hours < 300) {
+      await advance(t, 13 * 3600);
+      hours += 13;
+      d = await deliveryOf(t, e);
+    }
+    expect(d.status).toBe('FAILED');
+    expect(d.attempts).toBe(MAX_ATTEMPTS);
+    expect(rx.got).toHaveLength(MAX_ATTEMPTS);
+    const times = d.attemptLog.map((a) => a.attempt);
+    expect(times).toEqual(Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
+    // The last attempt comes more than 24 hours after the first (platform time).
+    const log = await t.store.db.selectFrom('webhook_attempts').select('started_at').where('delivery_id', '=', d.id).orderBy('attempt').execute();
+    expect(Date.parse(log[log.length - 1]!.started_at) - Date.parse(log[0]!.started_at)).toBeGreaterThan(24 * 3_600_000);
+    await advance(t, 48 * 3600);
+    expect(rx.got).toHaveLength(MAX_ATTEMPTS);
+  });
+
+  describe('POST /sandbox/webhooks/test', () => {
+    it('400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint', async () => {
+      envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_ENDPOINT_NOT_SET');
+    });
+
+    it('sends a signed TEST webhook and reports the answer', async () => {
+      await setEndpoint(t, rx.url);
+      rx.behave = () => ({ status: 200, body: 'ok!' });
+      const res = await t.call('POST', '/sandbox/webhooks/test');
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ url: rx.url, response_status: 200, response_body: 'ok!' });
+      const r = rx.got[0]!;
+      expect(r.json).toMatchObject({ type: 'TEST', data: {} });
+      expect(r.json.id).toMatch(/^Webhook:/);
+      const pem = (await t.call('GET', '/sandbox/webhooks/public-key')).json().publicKey as string;
+      expect(verifyWebhookSignature(r.body, r.headers['x-service-signature'] as string, pem)).toBe(true);
+    });
+
+    it('400 WEBHOOK_DELIVERY_ERROR on a non-2xx answer, with the status', async () => {
+      await setEndpoint(t, rx.url);
+      rx.behave = () => ({ status: 500, body: 'boom' });
+      const env = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
+      expect(env.details).toMatchObject({ url: rx.url, responseStatus: 500, responseBody: 'boom' });
+      rx.behave = () => ({ status: 301, location: 'http://127.0.0.1:1/' });
+      const env2 = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
+      expect(env2.details).toMatchObject({ responseStatus: 301 });
+    });
+
+    it('400 WEBHOOK_DELIVERY_ERROR when unreachable or too slow, with the network error', async () => {
+      await setEndpoint(t, 'http://127.0.0.1:1/closed');
+      const env = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
+      expect(typeof env.details?.error).toBe('string');
+      expect(env.details?.responseStatus).toBeUndefined();
+      await setEndpoint(t, rx.url);
+      t.running.webhooks.timeoutMs = 200;
+      rx.behave = () => 'hang';
+      const env2 = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
+      expect(env2.details?.error).toMatch(/timeout/);
+    });
+  });
+});
+
+describe(`webhook delivery survives a restart (${STORE})`, () => {
+  it('a delivery mid-retry is sent by the next server on the same store', async () => {
+    const rx = await new Receiver().start();
+    let dir: string | undefined;
+    let ts1: TestStore;
+    if (STORE === 'postgres') {
+      ts1 = await freshStore();
+    } else {
+      dir = mkdtempSync(join(tmpdir(), 'webhooks-'));
+      ts1 = { store: await openStore({ kind: 'sqlite', location: join(dir, 'db.sqlite') }), drop: async () => {} };
+    }
+    const clock = new ManualClock(Date.UTC(2025, 9, 13, 12));
+    const t1 = await makeApp({ testStore: ts1, clock });
+    try {
+      await setEndpoint(t1, rx.url);
+      let n = 0;
+      rx.behave = () => (++n === 1 ? 500 : 200);
+      const e = await emit(t1, 'Customer:restart');
+      await t1.running.webhooks.runDue();
+      expect((await deliveryOf(t1, e)).status).toBe('PENDING');
+      await t1.running.close();
+
+      const store2 = STORE === 'postgres' ? await openSameSchema(ts1.schema!) : await openStore({ kind: 'sqlite', location: join(dir!, 'db.sqlite') });
+      clock.advance(60_000);
+      const t2 = await makeApp({ testStore: { store: store2, drop: () => ts1.drop() }, clock });
+      try {
+        expect(await t2.running.webhooks.runDue()).toBe(1);
+        const d = await deliveryOf(t2, e);
+        expect(d.status).toBe('DELIVERED');
+        expect(d.attemptLog.map((a) => a.statusCode)).toEqual([500, 200]);
+        expect(rx.got.map((r) => r.json.id)).toEqual([e, e]);
+      } finally {
+        await t2.close();
+      }
+    } finally {
+      await rx.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe(`the delivery worker (${STORE})`, () => {
+  it('runs with the server and sends new events without being asked', async () => {
+    const rx = await new Receiver().start();
+    const t = await makeApp({ worker: true });
+    try {
+      await setEndpoint(t, rx.url);
+      const e = await emit(t, 'Customer:w');
+      const deadline = Date.now() + 10_000;
+      while (rx.got.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(rx.got.map((r) => r.json.id)).toEqual([e]);
+      const deadline2 = Date.now() + 5_000;
+      while ((await deliveryOf(t, e)).status !== 'DELIVERED' && Date.now() < deadline2) await new Promise((r) => setTimeout(r, 20));
+      expect((await deliveryOf(t, e)).status).toBe('DELIVERED');
+    } finally {
+      await t.close();
+      await rx.stop();
+    }
+  });
+});
+
+describe(`webhooks from a real area (${STORE})`, () => {
+  it('a customer approved on a regulated platform is delivered as CUSTOMER.KYC_APPROVED, signed with that platform key', async () => {
+    const rx = await new Receiver().start();
+    const t = await makeApp();
+    try {
+      const res = await t.call('POST', '/admin/platforms', { name: 'Regulated bank', regulated: true }, admin);
+      expect(res.statusCode).toBe(201);
+      const created = res.json() as { platform: { id: string; webhookPublicKey: string }; credentials: { clientId: string; clientSecret: string } };
+      const auth = { authorization: `Basic ${Buffer.from(`${created.credentials.clientId}:${created.credentials.clientSecret}`).toString('base64')}` };
+      expect((await t.call('PATCH', '/config', { webhookEndpoint: rx.url }, auth)).statusCode).toBe(200);
+      const c = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Ann Tester', birthDate: '1990-01-15', nationality: 'US', platformCustomerId: 'wh-1' }, auth);
+      expect(c.statusCode, c.body).toBe(201);
+      const customerId = (c.json() as { id: string }).id;
+      await t.running.webhooks.runDue();
+      const got = rx.got.filter((r) => r.json.type === 'CUSTOMER.KYC_APPROVED');
+      expect(got).toHaveLength(1);
+      expect(got[0]!.json.data).toMatchObject({ id: customerId, kycStatus: 'APPROVED' });
+      expect(verifyWebhookSignature(got[0]!.body, got[0]!.headers['x-service-signature'] as string, created.platform.webhookPublicKey)).toBe(true);
+      // The default platform's key does not verify it.
+      const defaultPem = (await t.call('GET', '/sandbox/webhooks/public-key')).json().publicKey as string;
+      expect(verifyWebhookSignature(got[0]!.body, got[0]!.headers['x-service-signature'] as string, defaultPem)).toBe(false);
+    } finally {
+      await t.close();
+      await rx.stop();
+    }
+  });
+});
