@@ -5,6 +5,7 @@ import { iso } from './clock.js';
 import type { Store } from './db/connect.js';
 import type { DB } from './db/schema.js';
 import { newId } from './ids.js';
+import { PollingLoop } from './polling.js';
 
 // Durable jobs. A delayed step (the 30-second sandbox failure, the 6-minute payment,
 // a webhook retry) is a row with a due time on its platform's clock. A worker loop in
@@ -59,17 +60,20 @@ export interface ScheduleInput {
 
 export class JobQueue {
   private readonly handlers = new Map<string, Registered>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
-  private kicked = false;
+  private readonly worker: PollingLoop;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private log?: FastifyBaseLogger,
     private readonly pollMs = 200,
-  ) {}
+  ) {
+    this.worker = new PollingLoop(() => this.runOne(), {
+      pollMs: () => this.pollMs,
+      maxPerPass: 1_000,
+      onError: (err) => this.log?.error({ err }, 'job loop error'),
+    });
+  }
 
   useLogger(log: FastifyBaseLogger): void {
     this.log = log;
@@ -188,51 +192,16 @@ export class JobQueue {
 
   /** Start the worker loop. It runs due jobs at once, then polls. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.loop();
+    this.worker.start();
   }
 
   /** Ask the loop to look for due jobs now (in this process). */
   kick(): void {
-    if (this.stopped) return;
-    this.kicked = true;
-    if (this.timer && !this.running) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.loop();
-    }
-  }
-
-  private loop(): void {
-    if (this.stopped) return;
-    this.kicked = false;
-    this.running = this.drain()
-      .catch((err: unknown) => {
-        this.log?.error({ err }, 'job loop error');
-      })
-      .finally(() => {
-        this.running = undefined;
-        if (this.stopped) return;
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.loop();
-        }, this.kicked ? 0 : this.pollMs);
-      });
-  }
-
-  /** The loop's pass over due jobs; stops between jobs once stop() was called. */
-  private async drain(): Promise<void> {
-    for (let n = 0; n < 1_000 && !this.stopped; n += 1) {
-      if (!(await this.runOne())) return;
-    }
+    this.worker.kick();
   }
 
   /** Stop polling and wait for the job in progress. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.worker.stop();
   }
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { PollingLoop } from '../../kernel/polling.js';
 import type { Kysely } from 'kysely';
 import { iso, type Clock } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
@@ -87,10 +88,7 @@ export class WebhookDeliverer {
   /** Per-request timeout; tests lower it. */
   timeoutMs: number;
   private readonly pollMs: number;
-  private stopped = true;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private kicked = false;
+  private readonly worker: PollingLoop;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -101,6 +99,11 @@ export class WebhookDeliverer {
   ) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.pollMs = opts.pollMs ?? 500;
+    this.worker = new PollingLoop(() => this.runOne(), {
+      pollMs: () => this.pollMs,
+      maxPerPass: 100,
+      onError: (err) => this.log?.error({ err }, 'webhook loop error'),
+    });
   }
 
   useLogger(log: FastifyBaseLogger): void {
@@ -178,50 +181,21 @@ export class WebhookDeliverer {
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
+    if (this.unsubscribe) return;
     this.unsubscribe = onEventsEmitted(() => this.kick());
-    this.loop();
+    this.worker.start();
   }
 
   /** Look for due deliveries now (in this process). */
   kick(): void {
-    if (this.stopped) return;
-    this.kicked = true;
-    if (this.timer && !this.running) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.loop();
-    }
-  }
-
-  private loop(): void {
-    if (this.stopped) return;
-    this.kicked = false;
-    this.running = (async () => {
-      for (let n = 0; n < 100 && !this.stopped; n += 1) {
-        if (!(await this.runOne())) return;
-      }
-    })()
-      .catch((err: unknown) => this.log?.error({ err }, 'webhook loop error'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.stopped) return;
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.loop();
-        }, this.kicked ? 0 : this.pollMs);
-      });
+    this.worker.kick();
   }
 
   /** Stop polling and wait for the delivery in flight (at most its timeout). */
   async stop(): Promise<void> {
-    this.stopped = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.worker.stop();
   }
 }
 
