@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { type Config, loadConfig } from '../src/config.js';
@@ -120,4 +123,35 @@ export function envelope(res: LightMyRequestResponse, status: number, code?: str
     throw new Error(`expected ${status} ${code ?? ''}, got ${res.statusCode}: ${res.body}`);
   }
   return body;
+}
+
+/** A store whose data outlives an app: open it again to restart on the same data. */
+export interface StoreSeries {
+  /** A store on the same data each time; closing the app closes it but keeps the data. */
+  open(): Promise<TestStore>;
+  drop(): Promise<void>;
+}
+
+/** For restart tests: a temp SQLite file, or one PostgreSQL schema opened again. */
+export async function storeSeries(): Promise<StoreSeries> {
+  if (STORE === 'postgres') {
+    const first = await freshStore();
+    let used = false;
+    return {
+      async open() {
+        if (!used) {
+          used = true;
+          return { store: first.store, drop: async () => {} };
+        }
+        return { store: await openSameSchema(first.schema!), drop: async () => {} };
+      },
+      drop: () => first.drop(),
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'payments-series-'));
+  const file = join(dir, 'store.sqlite');
+  return {
+    open: async () => ({ store: await openStore({ kind: 'sqlite', location: file }), drop: async () => {} }),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

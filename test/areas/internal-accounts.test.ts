@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/kernel/db/connect.js';
 import { ensureWorldAccount, postEntry } from '../../src/areas/ledger/service.js';
-import { ADMIN_KEY, basic, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
+import { ADMIN_KEY, basic, envelope, makeApp, STORE, storeSeries, type TestApp } from '../helpers.js';
 
 // Internal accounts, black box: opened with the customer (one per currency, by kind) and
 // with the platform (one per supported currency), listed with filters and pages, zero
@@ -478,33 +474,6 @@ describe(`internal accounts (${STORE})`, () => {
 
 // ---- Backfill ------------------------------------------------------------------------------
 
-interface Series {
-  open(): Promise<TestStore>;
-  drop(): Promise<void>;
-}
-
-async function series(): Promise<Series> {
-  if (STORE === 'postgres') {
-    const first = await freshStore();
-    let used = false;
-    return {
-      async open() {
-        if (!used) {
-          used = true;
-          return { store: first.store, drop: async () => {} };
-        }
-        return { store: await openSameSchema(first.schema!), drop: async () => {} };
-      },
-      drop: () => first.drop(),
-    };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'payments-accounts-'));
-  const file = join(dir, 'store.sqlite');
-  return {
-    open: async () => ({ store: await openStore({ kind: 'sqlite', location: file }), drop: async () => {} }),
-    drop: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
 
 describe(`internal accounts backfill at start (${STORE})`, () => {
   const cleanup: Array<() => Promise<void>> = [];
@@ -513,7 +482,7 @@ describe(`internal accounts backfill at start (${STORE})`, () => {
   });
 
   it('opens the accounts of customers and platforms that have none, once', async () => {
-    const s = await series();
+    const s = await storeSeries();
     cleanup.push(() => s.drop());
 
     const first = await makeApp({ testStore: await s.open() });

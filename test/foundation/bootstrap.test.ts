@@ -1,40 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/kernel/db/connect.js';
-import { basic, DEFAULT_SECRET, DEFAULT_TOKEN_ID, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
+import { basic, DEFAULT_SECRET, DEFAULT_TOKEN_ID, envelope, makeApp, STORE, storeSeries, type StoreSeries, type TestApp } from '../helpers.js';
 
 // ensureDefaultPlatform: the default platform and its credentials across restarts on one store.
 
-interface Series {
-  /** A store on the same data each time; closing the app closes it but keeps the data. */
-  open(): Promise<TestStore>;
-  drop(): Promise<void>;
-}
-
-async function series(): Promise<Series> {
-  if (STORE === 'postgres') {
-    const first = await freshStore();
-    let used = false;
-    return {
-      async open() {
-        if (!used) {
-          used = true;
-          return { store: first.store, drop: async () => {} };
-        }
-        return { store: await openSameSchema(first.schema!), drop: async () => {} };
-      },
-      drop: () => first.drop(),
-    };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'payments-bootstrap-'));
-  const file = join(dir, 'store.sqlite');
-  return {
-    open: async () => ({ store: await openStore({ kind: 'sqlite', location: file }), drop: async () => {} }),
-    drop: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
 
 const NO_PAIR = { PAYMENTS_API_TOKEN_ID: undefined, PAYMENTS_API_CLIENT_SECRET: undefined };
 
@@ -44,7 +12,7 @@ describe(`default platform bootstrap (${STORE})`, () => {
     for (const f of cleanup.splice(0).reverse()) await f();
   });
 
-  async function start(s: Series, env: Record<string, string | undefined>): Promise<TestApp> {
+  async function start(s: StoreSeries, env: Record<string, string | undefined>): Promise<TestApp> {
     const t = await makeApp({ env, testStore: await s.open() });
     cleanup.push(() => t.close());
     return t;
@@ -52,8 +20,8 @@ describe(`default platform bootstrap (${STORE})`, () => {
   async function stop(t: TestApp): Promise<void> {
     await t.close();
   }
-  async function newSeries(): Promise<Series> {
-    const s = await series();
+  async function newSeries(): Promise<StoreSeries> {
+    const s = await storeSeries();
     cleanup.unshift(() => s.drop());
     return s;
   }
