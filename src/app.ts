@@ -3,32 +3,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
-import { adminRoutes } from './areas/platforms/routes.js';
-import { configRoutes } from './areas/config/routes.js';
-import { tokensRoutes } from './areas/tokens/routes.js';
-import { customersRoutes } from './areas/customers/routes.js';
-import { documentsRoutes } from './areas/documents/routes.js';
-import { contactVerificationRoutes } from './areas/contact-verification/routes.js';
-import { kycLinkRoutes } from './areas/kyc-links/routes.js';
-import { hostedKycPages } from './areas/kyc-links/pages.js';
-import { beneficialOwnersRoutes } from './areas/beneficial-owners/routes.js';
-import { verificationsRoutes } from './areas/verifications/routes.js';
-import { exchangeRatesRoutes } from './areas/exchange-rates/routes.js';
-import { discoveriesRoutes } from './areas/discoveries/routes.js';
-import { umaReceiversRoutes } from './areas/uma-receivers/routes.js';
-import { externalAccountLookupRoutes } from './areas/external-account-lookup/routes.js';
-import { internalAccountsRoutes } from './areas/internal-accounts/routes.js';
-import { sandboxFundingRoutes } from './areas/sandbox-funding/routes.js';
-import { quotesRoutes } from './areas/quotes/routes.js';
-import { transactionsRoutes } from './areas/transactions/routes.js';
-import { webhookAdminRoutes, webhookRoutes } from './areas/webhooks/routes.js';
+import { adminPlugins, apiPlugins, pagePlugins } from './areas/index.js';
 import type { WebhookDeliverer } from './areas/webhooks/service.js';
-import { sandboxClockRoutes } from './areas/sandbox-clock/routes.js';
 import { registerPaymentJobs } from './areas/transactions/service.js';
 import { registerAccountHooks } from './areas/internal-accounts/service.js';
-import { legalPages } from './areas/customers/pages.js';
-import { externalAccountsRoutes } from './areas/external-accounts/routes.js';
-import { ownershipVerificationPages } from './areas/external-accounts/pages.js';
 import { API_VERSION, type Config } from './config.js';
 import { type AgentResolver, allows, authenticate } from './kernel/auth.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
@@ -137,11 +115,10 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     return reply.send({ status: 'ok' });
   });
 
-  if (deps.config.adminKey) await app.register(adminRoutes, { prefix: '/admin' });
-  if (deps.config.adminKey) await app.register(webhookAdminRoutes, { prefix: '/admin' });
-  await app.register(legalPages);
-  await app.register(ownershipVerificationPages);
-  await app.register(hostedKycPages);
+  if (deps.config.adminKey) {
+    for (const plugin of adminPlugins) await app.register(plugin, { prefix: '/admin' });
+  }
+  for (const plugin of pagePlugins) await app.register(plugin);
 
   await app.register(
     async (api) => {
@@ -163,25 +140,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       api.addHook('onSend', idempotencyOnSend);
 
       api.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
-      await api.register(tokensRoutes);
-      await api.register(configRoutes);
-      await api.register(customersRoutes);
-      await api.register(documentsRoutes);
-      await api.register(contactVerificationRoutes);
-      await api.register(kycLinkRoutes);
-      await api.register(beneficialOwnersRoutes);
-      await api.register(verificationsRoutes);
-      await api.register(externalAccountsRoutes);
-      await api.register(exchangeRatesRoutes);
-      await api.register(discoveriesRoutes);
-      await api.register(umaReceiversRoutes);
-      await api.register(externalAccountLookupRoutes);
-      await api.register(internalAccountsRoutes);
-      await api.register(sandboxFundingRoutes);
-      await api.register(quotesRoutes);
-      await api.register(transactionsRoutes);
-      await api.register(webhookRoutes);
-      await api.register(sandboxClockRoutes);
+      for (const plugin of apiPlugins) await api.register(plugin);
     },
     { prefix: VERSION_PREFIX },
   );

@@ -1,0 +1,58 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { beneficialOwnersRoutes } from './beneficial-owners/routes.js';
+import { configRoutes } from './config/routes.js';
+import { contactVerificationRoutes } from './contact-verification/routes.js';
+import { legalPages } from './customers/pages.js';
+import { customersRoutes } from './customers/routes.js';
+import { discoveriesRoutes } from './discoveries/routes.js';
+import { documentsRoutes } from './documents/routes.js';
+import { exchangeRatesRoutes } from './exchange-rates/routes.js';
+import { externalAccountLookupRoutes } from './external-account-lookup/routes.js';
+import { ownershipVerificationPages } from './external-accounts/pages.js';
+import { externalAccountsRoutes } from './external-accounts/routes.js';
+import { internalAccountsRoutes } from './internal-accounts/routes.js';
+import { hostedKycPages } from './kyc-links/pages.js';
+import { kycLinkRoutes } from './kyc-links/routes.js';
+import { adminRoutes } from './platforms/routes.js';
+import { quotesRoutes } from './quotes/routes.js';
+import { sandboxClockRoutes } from './sandbox-clock/routes.js';
+import { sandboxFundingRoutes } from './sandbox-funding/routes.js';
+import { tokensRoutes } from './tokens/routes.js';
+import { transactionsRoutes } from './transactions/routes.js';
+import { umaReceiversRoutes } from './uma-receivers/routes.js';
+import { verificationsRoutes } from './verifications/routes.js';
+import { webhookAdminRoutes, webhookRoutes } from './webhooks/routes.js';
+
+// Every area's HTTP surface, in one place: a new area adds its plugins here. The app
+// mounts `api` under the version prefix (authenticated), `admin` under /admin (only when
+// PAYMENTS_ADMIN_KEY is set) and `pages` at the root (public pages the API links to).
+
+// Plugins are typed loosely here: each area's plugin carries its own type provider.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Plugin = FastifyPluginAsync<any>;
+
+export const apiPlugins: readonly Plugin[] = [
+  tokensRoutes,
+  configRoutes,
+  customersRoutes,
+  documentsRoutes,
+  contactVerificationRoutes,
+  kycLinkRoutes,
+  beneficialOwnersRoutes,
+  verificationsRoutes,
+  externalAccountsRoutes,
+  exchangeRatesRoutes,
+  discoveriesRoutes,
+  umaReceiversRoutes,
+  externalAccountLookupRoutes,
+  internalAccountsRoutes,
+  sandboxFundingRoutes,
+  quotesRoutes,
+  transactionsRoutes,
+  webhookRoutes,
+  sandboxClockRoutes,
+] as Plugin[];
+
+export const adminPlugins: readonly Plugin[] = [adminRoutes, webhookAdminRoutes] as Plugin[];
+
+export const pagePlugins: readonly Plugin[] = [legalPages, ownershipVerificationPages, hostedKycPages] as Plugin[];
