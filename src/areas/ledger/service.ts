@@ -281,6 +281,17 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     }
     balances.push({ accountId: id, currency: row.currency, ...v, total: v.available + v.pending + v.held });
   }
+  return postedView(entry, postings, balances, false);
+}
+
+async function replay(db: Db, entry: EntryRow): Promise<PostedEntry> {
+  const rows = await postingsOfEntry(db, entry.id);
+  const postings = rows.map((r: PostingRow) => ({ accountId: r.account_id, currency: r.currency, amount: Number(r.amount), bucket: r.bucket as Bucket }));
+  const current = await balancesOf(db, [...new Set(postings.map((p) => p.accountId))]);
+  return postedView(entry, postings, [...current.values()], true);
+}
+
+function postedView(entry: EntryRow, postings: PostedEntry['postings'], balances: Balance[], replayed: boolean): PostedEntry {
   return {
     id: entry.id,
     platformId: entry.platform_id,
@@ -290,24 +301,7 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     createdAt: entry.created_at,
     postings,
     balances,
-    replayed: false,
-  };
-}
-
-async function replay(db: Db, entry: EntryRow): Promise<PostedEntry> {
-  const rows = await postingsOfEntry(db, entry.id);
-  const postings = rows.map((r: PostingRow) => ({ accountId: r.account_id, currency: r.currency, amount: Number(r.amount), bucket: r.bucket as Bucket }));
-  const current = await balancesOf(db, [...new Set(postings.map((p) => p.accountId))]);
-  return {
-    id: entry.id,
-    platformId: entry.platform_id,
-    kind: entry.kind,
-    referenceId: entry.reference_id,
-    relatedEntryId: entry.related_entry_id,
-    createdAt: entry.created_at,
-    postings,
-    balances: [...current.values()],
-    replayed: true,
+    replayed,
   };
 }
 
