@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import { adminPlugins, apiPlugins, pagePlugins } from './areas/index.js';
 import type { WebhookDeliverer } from './areas/webhooks/service.js';
-import { registerPaymentJobs } from './areas/transactions/service.js';
+import { registerPaymentJobs } from './areas/transactions/payments.js';
 import { registerAccountHooks } from './areas/internal-accounts/service.js';
 import { API_VERSION, type Config } from './config.js';
 import { type AgentResolver, allows, authenticate } from './kernel/auth.js';

@@ -23,4 +23,61 @@ export async function assertLedgerInvariants(store: Store): Promise<void> {
 
   const ids = (await store.db.selectFrom('ledger_balances').select('account_id').execute()).map((r) => r.account_id);
   expect(await auditBalances(store.db, ids), 'balances that differ from their postings').toEqual([]);
+  await assertTransactionsAccounted(store);
+}
+
+/**
+ * Every transaction's money is accounted for, by its status: in flight it is held on the
+ * paying account (or pending on the credited one), delivered it has left, refunded it is
+ * back, and a refund that failed leaves it held. Read from the postings that name the
+ * transaction (ledger_entries.reference_id).
+ */
+export async function assertTransactionsAccounted(store: Store): Promise<void> {
+  const txs = await store.db.selectFrom('transactions').selectAll().execute();
+  const problems: string[] = [];
+  for (const tx of txs) {
+    const rows = await store.db
+      .selectFrom('ledger_postings as p')
+      .innerJoin('ledger_entries as e', 'e.id', 'p.entry_id')
+      .select(['p.account_id', 'p.bucket', 'p.amount'])
+      .where('e.reference_id', '=', tx.id)
+      .execute();
+    const sum = (account: string | null, bucket?: string) =>
+      rows.filter((r) => r.account_id === account && (bucket === undefined || r.bucket === bucket)).reduce((s, r) => s + Number(r.amount), 0);
+    const refund = tx.refund ? (JSON.parse(tx.refund) as { status: string }).status : null;
+    const sent = Number(tx.sent_amount);
+    const say = (what: string) => problems.push(`${tx.id} (${tx.type} ${tx.status}${refund ? `, refund ${refund}` : ''}): ${what}`);
+    if (tx.type === 'OUTGOING') {
+      const hold = tx.hold_account_id;
+      const held = sum(hold, 'held');
+      const moneyOut = tx.status === 'COMPLETED';
+      const stillHeld = tx.status === 'PROCESSING' || (tx.status === 'FAILED' && (refund === 'PENDING' || refund === 'FAILED'));
+      if (tx.status === 'FAILED' && refund === null) {
+        if (rows.length > 0) say('failed at once but moved money');
+      } else if (stillHeld) {
+        if (held !== sent) say(`held ${held}, expected the sent ${sent}`);
+      } else if (moneyOut) {
+        if (held !== 0) say(`still holds ${held} after delivery`);
+        if (hold?.startsWith('InternalAccount:') && sum(hold) !== -sent) say(`payer net ${sum(hold)}, expected −${sent}`);
+      } else if (tx.status === 'FAILED' && refund === 'COMPLETED') {
+        if (held !== 0 || sum(hold) !== 0) say(`refunded, but the payer is off by ${sum(hold)} (held ${held})`);
+      }
+    } else {
+      const credited = tx.destination_account_id?.startsWith('InternalAccount:')
+        ? tx.destination_account_id
+        : (rows.find((r) => r.account_id.startsWith('InternalAccount:'))?.account_id ?? null);
+      const received = Number(tx.received_amount ?? tx.sent_amount);
+      const pending = sum(credited, 'pending');
+      const available = sum(credited, 'available');
+      const waiting = tx.status === 'PENDING' || refund === 'PENDING' || refund === 'FAILED';
+      if (tx.status === 'COMPLETED') {
+        if (pending !== 0 || available !== received) say(`completed: pending ${pending}, available ${available}, expected 0 and ${received}`);
+      } else if (waiting) {
+        if (pending !== received || available !== 0) say(`waiting: pending ${pending}, available ${available}, expected ${received} and 0`);
+      } else if (pending !== 0 || available !== 0) {
+        say(`ended without crediting, but pending ${pending}, available ${available}`);
+      }
+    }
+  }
+  expect(problems, 'transactions whose money is not accounted for').toEqual([]);
 }

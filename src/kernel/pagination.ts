@@ -1,5 +1,5 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { apiError } from './errors.js';
 
 // Cursor pagination with the reference's list envelope: {data, hasMore, nextCursor?,
@@ -14,7 +14,7 @@ export const PageQuery = {
   cursor: Type.Optional(Type.String({ description: 'Cursor from a previous page (nextCursor)' })),
 };
 
-export function ListOf<T extends ReturnType<typeof Type.Object>>(item: T, what: string) {
+export function ListOf<T extends TSchema>(item: T, what: string) {
   return Type.Object({
     data: Type.Array(item, { description: `List of ${what}` }),
     hasMore: Type.Boolean({ description: 'Whether more results exist beyond this page' }),

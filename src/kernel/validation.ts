@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
+import { type Static, type TSchema, Type } from 'typebox';
 import { invalidInput, type FieldConstraint, type FieldError } from './errors.js';
 import { FORMATS, formatWords } from './formats.js';
 
@@ -157,4 +158,13 @@ export function checkSchema(schema: object, data: unknown, part: RequestPart = '
     checkCache.set(schema, validate);
   }
   return validate(data) ? [] : toFieldErrors(validate.errors ?? [], part);
+}
+
+/**
+ * A oneOf told apart by the `tag` property (the reference's discriminated unions): Ajv
+ * validates only the branch the tag names, and the served document shows a oneOf with its
+ * discriminator.
+ */
+export function OneOf<T extends TSchema[]>(tag: string, branches: [...T], options: { title?: string; description?: string } = {}) {
+  return Type.Unsafe<Static<T[number]>>({ type: 'object', required: [tag], discriminator: { propertyName: tag }, oneOf: branches, ...options });
 }

@@ -213,8 +213,9 @@ describe(`quotes (${STORE})`, () => {
         const executed = res.json() as QuoteBody;
         expect(executed.status).toBe('PROCESSING');
         expect(executed.transactionId).toBe(q.transactionId);
-        expect(await balanceOf(t, src)).toEqual({ available: 90_000, total: 99_870 });
-        expect((await balanceOf(t, platformUsd)).available).toBe(feeBefore.available + 130);
+        // The whole total is held (fee included) until the payment settles.
+        expect(await balanceOf(t, src)).toEqual({ available: 90_000, total: 100_000 });
+        expect((await balanceOf(t, platformUsd)).available).toBe(feeBefore.available);
 
         const tx1 = (await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json() as TxBody;
         expect(tx1).toMatchObject({
@@ -254,6 +255,8 @@ describe(`quotes (${STORE})`, () => {
         expect(tx2.status).toBe('COMPLETED');
         expect(tx2.settledAt).toBe(new Date(Date.parse(tx1.createdAt) + 1_000).toISOString());
         expect(await balanceOf(t, src)).toEqual({ available: 90_000, total: 90_000 });
+        // The platform's fee lands when the payment settles.
+        expect((await balanceOf(t, platformUsd)).available).toBe(feeBefore.available + 130);
         expect(((await t.call('GET', `/quotes/${encodeURIComponent(q.id)}`)).json() as QuoteBody).status).toBe('COMPLETED');
 
         const events = await listEvents(t.store.db, platformId, { resourceId: q.transactionId });

@@ -29,7 +29,7 @@ type Db = Kysely<DB> | Transaction<DB>;
 export const BUCKETS = ['available', 'pending', 'held'] as const;
 export type Bucket = (typeof BUCKETS)[number];
 
-export type LedgerAccountKind = 'INTERNAL' | 'WORLD';
+export type LedgerAccountKind = 'INTERNAL' | 'WORLD' | 'CLEARING';
 
 export interface Posting {
   accountId: string;
@@ -174,6 +174,24 @@ export async function ensureWorldAccount(db: Db, platformId: string, currency: s
   const id = worldAccountId(platformId, currency);
   await insertBalanceRows(db, [
     { account_id: id, platform_id: platformId, kind: 'WORLD', currency, allow_negative: 1, available: 0, pending: 0, held: 0, version: 0, created_at: at, updated_at: at },
+  ]);
+  return id;
+}
+
+/** The id of a platform's clearing account in a currency (fixed: no lookup needed). */
+export function clearingAccountId(platformId: string, currency: string): string {
+  return `LedgerAccount:${nameUuid(`clearing|${platformId}|${currency}`)}`;
+}
+
+/**
+ * The platform's clearing account in a currency, opened when missing: money that arrived
+ * from outside for one payment (real-time funding) waits here, held, until the payment
+ * settles or is refunded to the sender. It never goes negative.
+ */
+export async function ensureClearingAccount(db: Db, platformId: string, currency: string, at: string): Promise<string> {
+  const id = clearingAccountId(platformId, currency);
+  await insertBalanceRows(db, [
+    { account_id: id, platform_id: platformId, kind: 'CLEARING', currency, allow_negative: 0, available: 0, pending: 0, held: 0, version: 0, created_at: at, updated_at: at },
   ]);
   return id;
 }

@@ -1,9 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { invalidInput, unauthorized } from '../../kernel/errors.js';
+import { type FieldError, invalidInput, unauthorized } from '../../kernel/errors.js';
 import { errorResponses } from '../../kernel/http.js';
 import { safeEqual } from '../../kernel/secrets.js';
+import { checkSchema } from '../../kernel/validation.js';
+import type { PlatformLimitsPatch } from '../limits/schemas.js';
+import { limitsPatchErrors } from '../limits/service.js';
 import { Platform, PlatformCreated, PlatformCreateRequest, PlatformIdParams, PlatformPatchRequest } from './schemas.js';
 import { createPlatform, getPlatform, getPlatforms, patchPlatform } from './service.js';
 
@@ -43,12 +46,20 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch(
     '/platforms/:id',
-    { schema: { ...schema, params: PlatformIdParams, body: PlatformPatchRequest, response: { 200: Platform, ...errorResponses(404) } } },
-    async (req) => {
-      if ((req.body as Record<string, unknown>).regulated !== undefined) {
-        throw invalidInput([{ field: 'regulated', message: 'is fixed when the platform is created' }]);
-      }
-      return patchPlatform(store.db, clock, req.params.id, req.body);
+    {
+      // Every problem of the body in one 400: the schema's, `regulated`, and those of `limits`.
+      preValidation: async (req) => {
+        const body = req.body ?? null;
+        const errors: FieldError[] = [...checkSchema(PlatformPatchRequest, body)];
+        if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+          const b = body as Record<string, unknown>;
+          if (b.regulated !== undefined) errors.push({ field: 'regulated', message: 'is fixed when the platform is created' });
+          errors.push(...limitsPatchErrors(b.limits));
+        }
+        if (errors.length > 0) throw invalidInput(errors);
+      },
+      schema: { ...schema, params: PlatformIdParams, body: PlatformPatchRequest, response: { 200: Platform, ...errorResponses(404) } },
     },
+    async (req) => patchPlatform(store.db, clock, req.params.id, { ...req.body, limits: req.body.limits as PlatformLimitsPatch | null | undefined }),
   );
 };

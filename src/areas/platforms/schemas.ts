@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { PlatformLimits } from '../limits/schemas.js';
 
 export const Platform = Type.Object({
   id: Type.String({ description: 'Platform:<uuid>' }),
@@ -8,6 +9,8 @@ export const Platform = Type.Object({
   skipVerificationPaperwork: Type.Boolean({ description: 'Sandbox option: the name suffix decides KYC/KYB with no documents' }),
   sandboxClockOffsetMs: Type.Integer({ description: 'How far the sandbox clock is ahead of real time' }),
   webhookPublicKey: Type.Union([Type.String(), Type.Null()], { description: 'PEM (SPKI) of the P-256 key that signs this platform\'s webhooks' }),
+  /** Transaction-limit overrides; absent while the platform uses the sandbox defaults. */
+  limits: Type.Optional(PlatformLimits),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });
@@ -21,6 +24,8 @@ export const PlatformCreateRequest = Type.Object({
 export const PlatformPatchRequest = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   skipVerificationPaperwork: Type.Optional(Type.Boolean()),
+  /** PlatformLimitsPatch (limits/schemas.ts), checked by limitsPatchErrors in the route. */
+  limits: Type.Optional(Type.Unknown({ description: 'Transaction-limit overrides, merged: a value sets, null clears, absent leaves alone; null clears all' })),
 });
 
 export const Credentials = Type.Object({

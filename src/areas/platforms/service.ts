@@ -10,6 +10,8 @@ import { newWebhookKeyPair } from '../../kernel/webhook-keys.js';
 import { hashSecret, verifySecret } from '../../kernel/secrets.js';
 import { DEFAULT_PLATFORM_OPTIONS, type PlatformOptions } from '../../sandbox/platform-defaults.js';
 import { insertDefaultConfig } from '../config/service.js';
+import type { PlatformLimits, PlatformLimitsPatch } from '../limits/schemas.js';
+import { limitOverridesOf, mergeLimitOverrides } from '../limits/service.js';
 import { openPlatformAccounts } from '../internal-accounts/service.js';
 import { createToken } from '../tokens/service.js';
 import { findTokenByClientId, hasBootstrapToken, updateTokenSecret } from '../tokens/store.js';
@@ -26,6 +28,8 @@ export interface PlatformView {
   sandboxClockOffsetMs: number;
   /** PEM of the key that signs this platform's webhooks (X-Service-Signature). */
   webhookPublicKey: string | null;
+  /** Transaction-limit overrides (src/areas/limits); absent while it has none. */
+  limits?: PlatformLimits;
   createdAt: string;
   updatedAt: string;
 }
@@ -36,6 +40,7 @@ export function platformOptions(row: PlatformRow): PlatformOptions {
 
 export function platformView(row: PlatformRow): PlatformView {
   const o = platformOptions(row);
+  const limits = limitOverridesOf(o as unknown as Record<string, unknown>);
   return {
     id: row.id,
     name: row.name,
@@ -44,6 +49,7 @@ export function platformView(row: PlatformRow): PlatformView {
     skipVerificationPaperwork: o.skipVerificationPaperwork,
     sandboxClockOffsetMs: Number(row.clock_offset_ms),
     webhookPublicKey: row.webhook_public_key,
+    ...(limits ? { limits } : {}),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -111,14 +117,22 @@ export async function getPlatforms(db: Kysely<DB>): Promise<PlatformView[]> {
 export interface PlatformPatch {
   name?: string | undefined;
   skipVerificationPaperwork?: boolean | undefined;
+  /** Merged into the transaction-limit overrides (null clears them all); validated by the route. */
+  limits?: PlatformLimitsPatch | null | undefined;
 }
 
-/** Change a platform's name or sandbox options. `regulated` is fixed at creation. */
+/** Change a platform's name or sandbox options (its limit overrides among them). `regulated` is fixed at creation. */
 export async function patchPlatform(db: Kysely<DB>, clock: Clock, id: string, patch: PlatformPatch): Promise<PlatformView> {
   const row = await findPlatform(db, id);
   if (!row) throw apiError(404, 'REFERENCE_NOT_FOUND', `Platform ${id} not found`);
   const options = platformOptions(row);
   if (patch.skipVerificationPaperwork !== undefined) options.skipVerificationPaperwork = patch.skipVerificationPaperwork;
+  if (patch.limits !== undefined) {
+    const stored = options as PlatformOptions & { limits?: PlatformLimits };
+    const next = mergeLimitOverrides(limitOverridesOf(stored as unknown as Record<string, unknown>), patch.limits);
+    if (next) stored.limits = next;
+    else delete stored.limits;
+  }
   const at = iso(clock.nowMs() + Number(row.clock_offset_ms));
   await updatePlatform(db, id, { ...(patch.name !== undefined ? { name: patch.name } : {}), options: JSON.stringify(options), updated_at: at });
   return getPlatform(db, id);

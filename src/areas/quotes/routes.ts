@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
-import { ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
-import { createQuote, executeQuote, getQuote } from './service.js';
+import { TransactionOneOf } from '../transactions/schemas.js';
+import { ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest, SandboxSendRequest, TransferInRequest, TransferOutRequest } from './schemas.js';
+import { createQuote, createTransfer, executeQuote, fundRealtimeQuote, getQuote } from './service.js';
 
 const tags = ['Cross-Currency Transfers'];
 
@@ -18,9 +19,9 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'createQuote',
         summary: 'Create a transfer quote',
         description:
-          'Prices a transfer from an internal account to an external account at the platform’s cached rate and fee (the lookup’s), executable for 5 minutes of platform time. With `immediatelyExecute` the quote is executed in the same request.',
+          'Prices a transfer at the platform’s cached rate and fee (the lookup’s), executable for 5 minutes of platform time. Source: an internal account, an external account with pull functionality, or REALTIME_FUNDING (the answer carries paymentInstructions). Destination: an external or internal account, or a UMA address (with the lookupId). With `immediatelyExecute` the quote is executed in the same request.',
         body: QuoteRequest,
-        response: { 201: Quote, ...errorResponses(403, 404, 409, 410) },
+        response: { 201: Quote, ...errorResponses(403, 404, 409, 410, 412, 424, 429, 501) },
       },
     },
     async (req, reply) => {
@@ -50,12 +51,97 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'executeQuote',
         summary: 'Execute a quote',
-        description: 'Holds the sending total on the source account and starts the OUTGOING transaction; no body. Honours Idempotency-Key.',
+        description: 'Starts the quote’s transaction: the sending total is held on the source account (or pulled from the external source); no body. Honours Idempotency-Key.',
         params: QuoteParams,
         body: ExecuteQuoteRequest,
-        response: { 200: Quote, ...errorResponses(403, 404, 409, 410) },
+        response: { 200: Quote, ...errorResponses(403, 404, 409, 410, 429) },
       },
     },
     async (req) => executeQuote(deps, authOf(req).platform, nowOf(req, clock), req.params.quoteId),
+  );
+
+  app.post(
+    '/transfer-in',
+    {
+      config: { auth: 'basic', permission: 'TRANSACT' },
+      schema: {
+        tags: ['Same-Currency Transfers'],
+        operationId: 'createTransferIn',
+        deprecated: true,
+        summary: 'Create a transfer-in request (deprecated)',
+        description:
+          'Deprecated: use POST /quotes with an external-account source and `immediatelyExecute: true`. Pulls `amount` from an external account into an internal account of the same currency; the external account’s last 3 digits decide the sandbox outcome.',
+        body: TransferInRequest,
+        response: { 201: TransactionOneOf, ...errorResponses(403, 404, 410, 429) },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const tx = await createTransfer(
+        deps,
+        authOf(req).platform,
+        nowOf(req, clock),
+        {
+          source: { sourceType: 'ACCOUNT', accountId: b.source.accountId },
+          destination: { destinationType: 'ACCOUNT', accountId: b.destination.accountId },
+          lockedCurrencySide: 'SENDING',
+          lockedCurrencyAmount: b.amount,
+        },
+        'IN',
+      );
+      return reply.code(201).send(tx);
+    },
+  );
+
+  app.post(
+    '/transfer-out',
+    {
+      config: { auth: 'basic', permission: 'TRANSACT' },
+      schema: {
+        tags: ['Same-Currency Transfers'],
+        operationId: 'createTransferOut',
+        deprecated: true,
+        summary: 'Create a transfer-out request (deprecated)',
+        description:
+          'Deprecated: use POST /quotes with `immediatelyExecute: true`. Pays `amount` from an internal account to an external account of the same currency; the external account’s last 3 digits decide the sandbox outcome.',
+        body: TransferOutRequest,
+        response: { 201: TransactionOneOf, ...errorResponses(403, 404, 410, 429) },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const tx = await createTransfer(
+        deps,
+        authOf(req).platform,
+        nowOf(req, clock),
+        {
+          source: { sourceType: 'ACCOUNT', accountId: b.source.accountId },
+          destination: { destinationType: 'ACCOUNT', accountId: b.destination.accountId, ...(b.destination.paymentRail ? { paymentRail: b.destination.paymentRail } : {}) },
+          lockedCurrencySide: 'SENDING',
+          lockedCurrencyAmount: b.amount,
+          ...(b.remittanceInformation !== undefined ? { remittanceInformation: b.remittanceInformation } : {}),
+          ...(b.purposeOfPayment !== undefined ? { purposeOfPayment: b.purposeOfPayment } : {}),
+        },
+        'OUT',
+      );
+      return reply.code(201).send(tx);
+    },
+  );
+
+  app.post(
+    '/sandbox/send',
+    {
+      config: { auth: 'basic', permission: 'TRANSACT' },
+      schema: {
+        tags: ['Sandbox'],
+        operationId: 'sandboxSend',
+        summary: 'Simulate sending funds',
+        description:
+          'Simulates the real-time funding payment of a REALTIME_FUNDING quote: the funds arrive and the quote’s transaction starts. The quote must be waiting for funds (400 QUOTE_REQUEST_FAILED) and the currency must be its sending currency (400 INVALID_CURRENCY).',
+        body: SandboxSendRequest,
+        response: { 200: TransactionOneOf, ...errorResponses(403, 404, 429) },
+      },
+    },
+    async (req) => fundRealtimeQuote(deps, authOf(req).platform, nowOf(req, clock), req.body),
   );
 };

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
+import { OneOf } from '../../kernel/validation.js';
 import { PAYMENT_RAILS } from '../../sandbox/corridors.js';
-import { Currency } from '../internal-accounts/schemas.js';
+import { Currency, PaymentInstructions } from '../internal-accounts/schemas.js';
 
 // Quotes (createQuote, getQuoteById, executeQuote), in the reference's shapes.
 
@@ -15,11 +16,29 @@ export const PurposeOfPayment = Type.Enum([...PURPOSES_OF_PAYMENT], { title: 'Pu
 export const AccountQuoteSource = Type.Object(
   {
     sourceType: Type.Literal('ACCOUNT'),
-    accountId: Type.String({ description: 'Source account identifier: an internal account of the platform', examples: ['InternalAccount:e85dcbd6-dced-4ec4-b756-3c3a9ea3d965'] }),
+    accountId: Type.String({
+      description: 'Source account identifier: an internal account, or an external account with pull functionality (the pull path; use immediatelyExecute)',
+      examples: ['InternalAccount:e85dcbd6-dced-4ec4-b756-3c3a9ea3d965'],
+    }),
     customerId: Type.Optional(Type.String({ description: 'Defaults to the customer owning the account' })),
   },
   { title: 'AccountQuoteSource', description: 'Source account details' },
 );
+
+export const RealtimeFundingQuoteSource = Type.Object(
+  {
+    sourceType: Type.Literal('REALTIME_FUNDING'),
+    currency: Type.String({ description: 'Currency the funds will arrive in', examples: ['USD'] }),
+    customerId: Type.Optional(Type.String({ description: 'The customer on whose behalf the quote is made; absent: the platform itself' })),
+    cryptoNetwork: Type.Optional(Type.String({ description: 'Network of a stablecoin deposit (SOLANA, ETHEREUM, BASE, POLYGON, TRON, PLASMA, SPARK, LIGHTNING, BITCOIN)' })),
+  },
+  {
+    title: 'RealtimeFundingQuoteSource',
+    description: 'Fund the quote just in time with the paymentInstructions of the response (sandbox: POST /sandbox/send)',
+  },
+);
+
+export const QuoteSource = OneOf('sourceType', [AccountQuoteSource, RealtimeFundingQuoteSource], { title: 'QuoteSourceOneOf' });
 
 export const AccountDestination = Type.Object(
   {
@@ -30,19 +49,48 @@ export const AccountDestination = Type.Object(
   { title: 'AccountDestination', description: 'Destination account details' },
 );
 
+export const UmaAddressDestination = Type.Object(
+  {
+    destinationType: Type.Literal('UMA_ADDRESS'),
+    umaAddress: Type.String({ description: 'UMA address of the recipient', examples: ['$success.eur@sandbox.uma.money'] }),
+    currency: Type.Optional(Type.String({ description: 'Receiving currency; default: the receiver’s default currency from the lookup' })),
+  },
+  { title: 'UmaAddressDestination', description: 'UMA address destination details (needs lookupId)' },
+);
+
+export const QuoteDestination = OneOf('destinationType', [AccountDestination, UmaAddressDestination], { title: 'QuoteDestinationOneOf' });
+
+export const PlatformFeeOverride = Type.Object(
+  {
+    platformFixedFee: Type.Object(
+      {
+        amount: Type.Integer({ minimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the source currency' }),
+        currency: Type.String({ description: 'The quote’s source currency (USD today)' }),
+      },
+      { title: 'FixedFee' },
+    ),
+    platformVariableFeeBps: Type.Integer({ minimum: 0, maximum: 10_000, description: 'Variable fee in basis points of the sending amount' }),
+  },
+  { title: 'PlatformFeeOverride', description: 'Replaces the platform’s configured fee for this quote; USD source only today' },
+);
+export type PlatformFeeOverride = Static<typeof PlatformFeeOverride>;
+
 export const QuoteLockSide = Type.Enum(['SENDING', 'RECEIVING'], { title: 'QuoteLockSide', description: 'Which side of the quote the amount is fixed on' });
 
 export const QuoteRequest = Type.Object(
   {
-    lookupId: Type.Optional(Type.String({ description: 'Lookup ID from a previous receiver lookup request' })),
-    source: AccountQuoteSource,
-    destination: AccountDestination,
+    lookupId: Type.Optional(Type.String({ description: 'Lookup ID from a previous receiver lookup request; required for UMA destinations' })),
+    source: QuoteSource,
+    destination: QuoteDestination,
     lockedCurrencySide: QuoteLockSide,
     lockedCurrencyAmount: Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'The amount to send or receive in the smallest unit of the locked currency' }),
     immediatelyExecute: Type.Optional(Type.Boolean({ description: 'Execute the quote at once (default false)' })),
     description: Type.Optional(Type.String({ maxLength: 1024, description: 'Optional description/memo for the transfer' })),
     remittanceInformation: Type.Optional(Type.String({ maxLength: 80, description: 'Free-form information that travels with the payment' })),
     purposeOfPayment: Type.Optional(PurposeOfPayment),
+    platformFeeOverride: Type.Optional(PlatformFeeOverride),
+    senderCustomerInfo: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Sender information the receiver asked for (requiredPayerDataFields)' })),
+    scaFactor: Type.Optional(Type.Enum(['SMS_OTP', 'PASSKEY'], { description: 'Preferred Strong Customer Authentication factor (ignored outside SCA regions)' })),
   },
   { title: 'QuoteRequest' },
 );
@@ -69,8 +117,8 @@ export const Quote = Type.Object(
     status: QuoteStatus,
     createdAt: Type.String({ format: 'date-time' }),
     expiresAt: Type.String({ format: 'date-time', description: 'When the locked rate stops being executable (5 minutes of platform time after creation in the sandbox)' }),
-    source: AccountQuoteSource,
-    destination: AccountDestination,
+    source: QuoteSource,
+    destination: QuoteDestination,
     sendingCurrency: Currency,
     receivingCurrency: Currency,
     totalSendingAmount: Type.Integer({ exclusiveMinimum: 0 }),
@@ -78,7 +126,9 @@ export const Quote = Type.Object(
     exchangeRate: Type.Number({ exclusiveMinimum: 0, description: 'Number of sending currency units per receiving currency unit' }),
     feesIncluded: Type.Integer({ minimum: 0 }),
     platformFeesIncluded: Type.Integer({ minimum: 0 }),
-    transactionId: Type.String({ description: 'The ID of the transaction created from this quote: assigned at creation, the transaction exists once the quote is executed' }),
+    paymentInstructions: Type.Optional(Type.Array(PaymentInstructions, { description: 'How to fund a REALTIME_FUNDING quote' })),
+    transactionId: Type.String({ description: 'The ID of the transaction created from this quote: assigned at creation, the transaction exists once the quote is executed (or funded)' }),
+    counterpartyInformation: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     rateDetails: OutgoingRateDetails,
   },
   { title: 'Quote' },
@@ -92,3 +142,42 @@ export const ExecuteQuoteRequest = Type.Object(
   { scaFactor: Type.Optional(Type.Enum(['SMS_OTP', 'PASSKEY'], { description: 'Preferred Strong Customer Authentication factor' })) },
   { title: 'ExecuteQuoteRequest' },
 );
+
+// ---- Same-currency transfers (deprecated) and real-time funding ------------------------
+
+export const TransferInRequest = Type.Object(
+  {
+    source: Type.Object({ accountId: Type.String({ description: 'The external account to pull from (ExternalAccount:…)' }) }),
+    destination: Type.Object({ accountId: Type.String({ description: 'The internal account credited (InternalAccount:…)' }) }),
+    amount: Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD)' }),
+  },
+  { title: 'TransferInRequest' },
+);
+export type TransferInRequest = Static<typeof TransferInRequest>;
+
+export const TransferOutRequest = Type.Object(
+  {
+    source: Type.Object({ accountId: Type.String({ description: 'The internal account debited (InternalAccount:…)' }) }),
+    destination: Type.Object({
+      accountId: Type.String({ description: 'The external account paid (ExternalAccount:…)' }),
+      paymentRail: Type.Optional(PaymentRail),
+    }),
+    amount: Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD)' }),
+    remittanceInformation: Type.Optional(Type.String({ maxLength: 80 })),
+    purposeOfPayment: Type.Optional(PurposeOfPayment),
+  },
+  { title: 'TransferOutRequest' },
+);
+export type TransferOutRequest = Static<typeof TransferOutRequest>;
+
+export const SandboxSendRequest = Type.Object(
+  {
+    quoteId: Type.String({ description: 'The REALTIME_FUNDING quote being funded' }),
+    currencyCode: Type.String({ description: 'Currency of the funds sent (the quote’s sending currency)' }),
+    currencyAmount: Type.Optional(
+      Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Amount sent (smallest unit); default the quote’s totalSendingAmount. Another amount fails the payment with FUNDING_AMOUNT_MISMATCH' }),
+    ),
+  },
+  { title: 'SandboxSendRequest' },
+);
+export type SandboxSendRequest = Static<typeof SandboxSendRequest>;

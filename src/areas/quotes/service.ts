@@ -1,13 +1,15 @@
 import type { Kysely, Transaction } from 'kysely';
 import { iso } from '../../kernel/clock.js';
-import { currencyView } from '../../kernel/currencies.js';
+import { currencyView, findCurrency } from '../../kernel/currencies.js';
 import type { DB } from '../../kernel/db/schema.js';
-import { apiError, invalidInput, notFound } from '../../kernel/errors.js';
+import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
 import { isIdOf, newId } from '../../kernel/ids.js';
 import { corridorOf, defaultRail, type PaymentRail } from '../../sandbox/corridors.js';
+import { fundingInstructions, fundingReference } from '../../sandbox/funding-instructions.js';
 import {
   convertMinor,
   divRound,
+  type FeeSchedule,
   hasRate,
   invertR,
   minSendingFor,
@@ -17,34 +19,56 @@ import {
   sandboxRate,
   sendingBounds,
 } from '../../sandbox/fx.js';
+import {
+  INTERNAL_OUTCOME,
+  type PaymentOutcome,
+  pullPayoutOutcome,
+  quoteDestinationOutcome,
+  umaDestinationOutcome,
+  UMA_DESTINATION_OUTCOMES,
+} from '../../sandbox/payment-outcomes.js';
+import { assertCounterpartyStep, parseUmaAddress, umaCounterparty } from '../../sandbox/uma.js';
 import { hasEndUserTermsOnFile } from '../customers/service.js';
 import { findCustomer } from '../customers/store.js';
 import { pairRate, platformFee } from '../exchange-rates/service.js';
-import { requireExternalAccount, requiresOwnershipVerification } from '../external-accounts/service.js';
+import { accountInfoOf, requireExternalAccount, requiresOwnershipVerification } from '../external-accounts/service.js';
+import type { ExternalAccountRow } from '../external-accounts/store.js';
 import { requireInternalAccount } from '../internal-accounts/service.js';
-import { getLookup } from '../lookups/service.js';
+import { ensureClearingAccount } from '../ledger/service.js';
+import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
+import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { type PaymentDeps, startOutgoingPayment } from '../transactions/service.js';
-import type { OutgoingRateDetails, Quote, QuoteRequest } from './schemas.js';
+import { type Flow, type NewPayment, type PaymentDeps, startPayment } from '../transactions/payments.js';
+import type { AnyTransaction } from '../transactions/schemas.js';
+import type { TransactionRow } from '../transactions/store.js';
+import { transactionView } from '../transactions/views.js';
+import type { OutgoingRateDetails, PlatformFeeOverride, Quote, QuoteRequest } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow, updateQuoteStatus } from './store.js';
 
-// Quotes: a priced offer to move money from an internal account to an external account,
-// at the same rate and platform fee the receiver lookup and GET /exchange-rates show
-// (pairRate / platformFee), executable until expiresAt (QUOTE_TTL_MS of platform time).
-// Executing starts the OUTGOING transaction (transactions/service.ts).
+// Quotes: a priced offer to move money, at the same rate and platform fee the receiver
+// lookup and GET /exchange-rates show (pairRate / platformFee), executable until expiresAt
+// (QUOTE_TTL_MS of platform time). Sources: an internal account, an external account with
+// pull functionality (the pull path), or REALTIME_FUNDING (funded with the quote's
+// paymentInstructions; sandbox: POST /sandbox/send). Destinations: an external account (a
+// payout), an internal account, or a UMA address (needs the lookup). Executing starts the
+// transaction (transactions/payments.ts); the sandbox outcome tables decide how it ends.
 
 type Db = Kysely<DB> | Transaction<DB>;
 type Now = { ms: number; at: string };
+export type { PaymentDeps };
 
 /** How long a quote can be executed, on the platform clock. */
 export const QUOTE_TTL_MS = 5 * 60_000;
+
+/** The only source currency platform fees (configured or overridden) apply to today. */
+const FEE_SOURCE_CURRENCY = 'USD';
 
 // ---- Views ----------------------------------------------------------------------------
 
 /** The API view at `nowMs`: a PENDING quote past its expiry shows EXPIRED. */
 export function quoteView(row: QuoteRow, nowMs: number): Quote {
   const status = row.status === 'PENDING' && nowMs > Number(row.expires_at_ms) ? 'EXPIRED' : row.status;
-  return {
+  const v: Quote = {
     id: row.id,
     status: status as Quote['status'],
     createdAt: row.created_at,
@@ -61,6 +85,8 @@ export function quoteView(row: QuoteRow, nowMs: number): Quote {
     transactionId: row.transaction_id!,
     rateDetails: JSON.parse(row.rate_details) as OutgoingRateDetails,
   };
+  if (row.payment_instructions !== null) v.paymentInstructions = JSON.parse(row.payment_instructions) as Quote['paymentInstructions'];
+  return v;
 }
 
 async function requireQuote(db: Db, platformId: string, id: string, lock = false): Promise<QuoteRow> {
@@ -73,7 +99,7 @@ export async function getQuote(db: Db, platformId: string, id: string, nowMs: nu
   return quoteView(await requireQuote(db, platformId, id), nowMs);
 }
 
-// ---- Create -----------------------------------------------------------------------------
+// ---- Parties ----------------------------------------------------------------------------
 
 /**
  * The sending customer may send: not deleted (410 CUSTOMER_DELETED), end-user terms on file
@@ -103,6 +129,96 @@ function railsFor(currency: string, accountType: string): PaymentRail[] {
   return [...new Set([...(first && rails.includes(first) ? [first] : []), ...rails])];
 }
 
+function accountTypeOf(ext: ExternalAccountRow): string {
+  return (JSON.parse(ext.account_info) as { accountType: string }).accountType;
+}
+
+/** Who pays. */
+type Payer =
+  | { kind: 'INTERNAL'; accountId: string; currency: string; customerId: string | null }
+  | { kind: 'EXTERNAL'; account: ExternalAccountRow; currency: string; customerId: string | null }
+  | { kind: 'REALTIME'; currency: string; customerId: string | null; cryptoNetwork?: string | undefined };
+
+/** Who is paid. */
+type Payee =
+  | { kind: 'EXTERNAL'; account: ExternalAccountRow; currency: string }
+  | { kind: 'INTERNAL'; accountId: string; currency: string; customerId: string | null }
+  | { kind: 'UMA'; address: string; currency: string; receiver: LookupReceiver | null };
+
+async function resolvePayer(db: Db, platform: PlatformRow, source: QuoteRequest['source']): Promise<Payer> {
+  if (source.sourceType === 'REALTIME_FUNDING') {
+    const currency = source.currency.toUpperCase();
+    if (!findCurrency(currency) || !hasRate(currency)) {
+      throw apiError(400, 'INVALID_CURRENCY', `The sandbox cannot take real-time funding in ${source.currency}`, { field: 'source.currency', currency: source.currency });
+    }
+    if (source.customerId !== undefined) {
+      if (!isIdOf('Customer', source.customerId) || !(await findCustomer(db, platform.id, source.customerId))) throw notFound('USER_NOT_FOUND', 'Customer', source.customerId);
+    }
+    return { kind: 'REALTIME', currency, customerId: source.customerId ?? null, cryptoNetwork: source.cryptoNetwork };
+  }
+  const id = source.accountId;
+  if (id.startsWith('ExternalAccount:')) {
+    const account = await requireExternalAccount(db, platform.id, id);
+    if (source.customerId !== undefined && source.customerId !== (account.customer_id ?? undefined)) {
+      throw invalidInput([{ field: 'source.customerId', message: `is not the owner of ${account.id}` }]);
+    }
+    return { kind: 'EXTERNAL', account, currency: account.currency, customerId: account.customer_id };
+  }
+  const account = await requireInternalAccount(db, platform.id, id);
+  if (source.customerId !== undefined && source.customerId !== (account.customer_id ?? undefined)) {
+    throw invalidInput([{ field: 'source.customerId', message: `is not the owner of ${account.id}` }]);
+  }
+  return { kind: 'INTERNAL', accountId: account.id, currency: account.currency, customerId: account.customer_id };
+}
+
+async function resolvePayee(db: Db, platform: PlatformRow, body: QuoteRequest, payer: Payer): Promise<Payee> {
+  const dest = body.destination;
+  if (dest.destinationType === 'UMA_ADDRESS') {
+    const address = parseUmaAddress(dest.umaAddress);
+    if (!address) {
+      throw apiError(400, 'INVALID_UMA_ADDRESS', `destination.umaAddress "${dest.umaAddress}" is not a UMA address ($name@domain)`, {
+        errors: [{ field: 'destination.umaAddress', message: 'must be a UMA address: $name@domain' }],
+      });
+    }
+    if (body.lookupId === undefined) {
+      throw invalidInput([{ field: 'lookupId', message: 'is required for a UMA_ADDRESS destination: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})' }]);
+    }
+    const lookup = await getLookup(db, platform.id, body.lookupId);
+    const problems: FieldError[] = [];
+    if (lookup.kind !== 'UMA' || lookup.target.toLowerCase() !== address.normalized) problems.push({ field: 'lookupId', message: `is not a lookup of ${dest.umaAddress}` });
+    if (payer.customerId !== null && lookup.customerId !== payer.customerId) problems.push({ field: 'lookupId', message: `was made for another sender than ${payer.customerId}` });
+    if (lookup.sendingCurrency !== payer.currency) problems.push({ field: 'lookupId', message: `was priced from ${lookup.sendingCurrency}, not ${payer.currency}` });
+    if (problems.length > 0) throw invalidInput(problems);
+    // The counterparty's pay request happens now: a `$fail.payreq` receiver fails here.
+    assertCounterpartyStep(umaCounterparty(address), 'QUOTE');
+    const offered = lookup.supportedCurrencies.map((c) => c.currency.code);
+    const currency = (dest.currency ?? offered[0] ?? '').toUpperCase();
+    if (!offered.includes(currency)) {
+      throw apiError(400, 'INVALID_CURRENCY', `${dest.umaAddress} receives ${offered.join(', ') || 'nothing'}, not ${dest.currency}`, {
+        field: 'destination.currency',
+        supportedCurrencies: offered,
+      });
+    }
+    return { kind: 'UMA', address: address.address, currency, receiver: lookup.receiver };
+  }
+  if (dest.accountId.startsWith('InternalAccount:')) {
+    const account = await requireInternalAccount(db, platform.id, dest.accountId);
+    return { kind: 'INTERNAL', accountId: account.id, currency: account.currency, customerId: account.customer_id };
+  }
+  const account = await requireExternalAccount(db, platform.id, dest.accountId);
+  if (body.lookupId !== undefined) {
+    const lookup = await getLookup(db, platform.id, body.lookupId);
+    const problems: string[] = [];
+    if (lookup.kind !== 'EXTERNAL_ACCOUNT' || lookup.target !== account.id) problems.push(`is a lookup of another receiver than ${account.id}`);
+    if (payer.customerId !== null && lookup.customerId !== payer.customerId) problems.push(`was made for another sender than ${payer.customerId}`);
+    if (lookup.sendingCurrency !== payer.currency) problems.push(`was priced from ${lookup.sendingCurrency}, not ${payer.currency}`);
+    if (problems.length > 0) throw invalidInput(problems.map((message) => ({ field: 'lookupId', message })));
+  }
+  return { kind: 'EXTERNAL', account, currency: account.currency };
+}
+
+// ---- Pricing ----------------------------------------------------------------------------
+
 interface Priced {
   totalSending: number;
   totalReceiving: number;
@@ -111,13 +227,34 @@ interface Priced {
   rateDetails: OutgoingRateDetails;
 }
 
-/** Price a quote exactly as the lookup does: the platform's cached pair rate and its platform fee. */
-async function price(db: Db, platformId: string, nowMs: number, from: string, to: string, side: 'SENDING' | 'RECEIVING', amount: number): Promise<Priced> {
-  const corridor = corridorOf(to)!;
-  const fee = await platformFee(db, platformId, from);
-  const cached = pairRate(platformId, from, to, nowMs, fee);
+/** The fee that applies: the override when given (USD source only: else 501), else the platform's configured one. */
+async function feeFor(db: Db, platformId: string, from: string, to: string, override: PlatformFeeOverride | undefined): Promise<FeeSchedule | null> {
+  if (override === undefined) return platformFee(db, platformId, from);
+  if (from !== FEE_SOURCE_CURRENCY) {
+    throw apiError(501, 'NOT_IMPLEMENTED', `platformFeeOverride is supported only for a ${FEE_SOURCE_CURRENCY} source today, not ${from}`, {
+      field: 'platformFeeOverride',
+      sourceCurrency: from,
+    });
+  }
+  if (override.platformFixedFee.currency.toUpperCase() !== from) {
+    throw invalidInput([{ field: 'platformFeeOverride.platformFixedFee.currency', constraint: { enum: [from] }, message: `must be the source currency ${from}` }]);
+  }
+  if (from === to) return null;
+  return { variableBps: override.platformVariableFeeBps, fixed: override.platformFixedFee.amount };
+}
+
+/**
+ * Price a quote exactly as the lookup does: the platform's cached pair rate and its platform
+ * fee (or the quote's override), both lock sides, within the receiving corridor's bounds.
+ */
+async function price(db: Db, platformId: string, nowMs: number, from: string, to: string, body: QuoteRequest): Promise<Priced> {
+  const side = body.lockedCurrencySide;
+  const amount = body.lockedCurrencyAmount;
+  const corridor = corridorOf(to);
+  const fee = await feeFor(db, platformId, from, to, body.platformFeeOverride);
+  const cached = pairRate(platformId, from, to, nowMs, body.platformFeeOverride !== undefined ? null : fee);
   const rate = cached.rate.exact;
-  const f = cached.fee;
+  const f = body.platformFeeOverride !== undefined ? fee : cached.fee;
   let sending: bigint;
   let receiving: bigint;
   if (side === 'SENDING') {
@@ -131,18 +268,14 @@ async function price(db: Db, platformId: string, nowMs: number, from: string, to
     }
     sending = s;
   }
-  if (receiving < BigInt(corridor.min) || receiving > BigInt(corridor.max) || sending <= 0n) {
-    const bounds = sendingBounds(corridor.min, corridor.max, from, to, rate, f);
-    const details: Record<string, unknown> = {
-      field: 'lockedCurrencyAmount',
-      receivingCurrency: to,
-      receivingAmount: Number(receiving),
-      minReceivingAmount: corridor.min,
-      maxReceivingAmount: corridor.max,
-    };
+  const min = corridor?.min ?? 1;
+  const max = corridor?.max ?? Number.MAX_SAFE_INTEGER;
+  if (receiving < BigInt(min) || receiving > BigInt(max) || sending <= 0n) {
+    const bounds = sendingBounds(min, max, from, to, rate, f);
+    const details: Record<string, unknown> = { field: 'lockedCurrencyAmount', receivingCurrency: to, receivingAmount: Number(receiving), minReceivingAmount: min, maxReceivingAmount: max };
     if (bounds.minSendingAmount !== null) details.minSendingAmount = bounds.minSendingAmount;
     if (bounds.maxSendingAmount !== null) details.maxSendingAmount = bounds.maxSendingAmount;
-    throw apiError(400, 'AMOUNT_OUT_OF_RANGE', `The quote would deliver ${receiving} ${to} (smallest unit); the corridor takes ${corridor.min} to ${corridor.max}`, details);
+    throw apiError(400, 'AMOUNT_OUT_OF_RANGE', `The quote would deliver ${receiving} ${to} (smallest unit); the corridor takes ${min} to ${max}`, details);
   }
   if (sending > BigInt(Number.MAX_SAFE_INTEGER)) throw apiError(400, 'AMOUNT_OUT_OF_RANGE', 'The sending amount is larger than an amount can carry', { field: 'lockedCurrencyAmount' });
   const fees = platformFeeMinor(sending, f);
@@ -171,98 +304,171 @@ function usdCents(amount: number, currency: string): bigint {
   return convertMinor(amount, currency, 'USD', sandboxRate(currency, 'USD').mid, 'floor');
 }
 
+// ---- Create -----------------------------------------------------------------------------
+
+/** What the flows need to know about a quote beyond its row (the `receiver` JSON column carries the payee kind). */
+interface StoredPayee {
+  kind: Payee['kind'];
+  receiver?: LookupReceiver | null;
+}
+
+export interface CreateOptions {
+  /** The deprecated same-currency transfers: their outcome table and flow. */
+  transfer?: 'IN' | 'OUT';
+}
+
 /**
- * POST /quotes: check the source (an internal account of the platform) and its customer
- * (end-user terms on an unregulated platform, APPROVED), the destination (an external
- * account) and its rail, price it, check the corridor bounds and the ownership threshold,
- * store it; with immediatelyExecute, execute it in the same transaction.
+ * POST /quotes: resolve the payer and the payee, check the sender (terms, approval), the
+ * rail, price it, check the corridor bounds, the single-transaction limit and the ownership
+ * threshold, store it; with immediatelyExecute, execute it in the same transaction.
  */
-export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest): Promise<Quote> {
+export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions = {}): Promise<Quote> {
   return deps.store.db.transaction().execute(async (trx) => {
-    const platformId = platform.id;
-    const source = await requireInternalAccount(trx, platformId, body.source.accountId);
-    const dest = await requireExternalAccount(trx, platformId, body.destination.accountId);
-
-    if (body.source.customerId !== undefined && body.source.customerId !== (source.customer_id ?? undefined)) {
-      throw invalidInput([{ field: 'source.customerId', message: `is not the owner of ${source.id}` }]);
+    const row = await buildQuote(trx, deps, platform, now, body, opts);
+    if (body.immediatelyExecute === true) {
+      await executeRow(trx, deps, platform, row, now, opts);
+      return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
     }
-    if (source.customer_id !== null) await requireReadySender(trx, platform, source.customer_id);
-
-    const from = source.currency;
-    const to = dest.currency;
-    if (!hasRate(from) || !hasRate(to) || !corridorOf(to)) {
-      throw apiError(400, 'INVALID_CURRENCY', `The sandbox cannot send ${from} to a ${to} account`, { sendingCurrency: from, receivingCurrency: to });
-    }
-
-    if (body.lookupId !== undefined) {
-      const lookup = await getLookup(trx, platformId, body.lookupId);
-      const problems: string[] = [];
-      if (lookup.kind !== 'EXTERNAL_ACCOUNT' || lookup.target !== dest.id) problems.push(`is a lookup of another receiver than ${dest.id}`);
-      if (source.customer_id !== null && lookup.customerId !== source.customer_id) problems.push(`was made for another sender than ${source.customer_id}`);
-      if (lookup.sendingCurrency !== from) problems.push(`was priced from ${lookup.sendingCurrency}, not ${from}`);
-      if (problems.length > 0) throw invalidInput(problems.map((message) => ({ field: 'lookupId', message })));
-    }
-
-    const accountType = (JSON.parse(dest.account_info) as { accountType: string }).accountType;
-    const rails = railsFor(to, accountType);
-    const requested = body.destination.paymentRail;
-    if (requested !== undefined && !rails.includes(requested)) {
-      throw invalidInput([{ field: 'destination.paymentRail', constraint: { enum: rails }, message: `is not a rail of ${dest.id}: ${rails.join(', ') || 'none'}` }]);
-    }
-    const rail = requested ?? rails[0] ?? null;
-
-    const priced = await price(trx, platformId, now.ms, from, to, body.lockedCurrencySide, body.lockedCurrencyAmount);
-    if (requiresOwnershipVerification(dest, usdCents(priced.totalSending, from))) {
-      throw apiError(400, 'EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED', `The ownership of ${dest.id} must be verified before sending this amount to it`, {
-        accountId: dest.id,
-        status: dest.status,
-      });
-    }
-
-    const expiresMs = now.ms + QUOTE_TTL_MS;
-    const sourceView: Record<string, unknown> = { sourceType: 'ACCOUNT', accountId: source.id };
-    if (source.customer_id !== null) sourceView.customerId = source.customer_id;
-    const destView: Record<string, unknown> = { destinationType: 'ACCOUNT', accountId: dest.id };
-    if (rail !== null) destView.paymentRail = rail;
-    const row: QuoteRow = {
-      id: newId('Quote'),
-      platform_id: platformId,
-      customer_id: source.customer_id,
-      source_account_id: source.id,
-      source: JSON.stringify(sourceView),
-      destination_account_id: dest.id,
-      destination: JSON.stringify(destView),
-      lookup_id: body.lookupId ?? null,
-      sending_currency: from,
-      receiving_currency: to,
-      locked_side: body.lockedCurrencySide,
-      locked_amount: body.lockedCurrencyAmount,
-      total_sending: priced.totalSending,
-      total_receiving: priced.totalReceiving,
-      fees: priced.fees,
-      platform_fees: priced.fees,
-      exchange_rate: String(priced.exchangeRate),
-      rate_details: JSON.stringify(priced.rateDetails),
-      payment_rail: rail,
-      description: body.description ?? null,
-      remittance_information: body.remittanceInformation ?? null,
-      purpose_of_payment: body.purposeOfPayment ?? null,
-      status: 'PENDING',
-      transaction_id: newId('Transaction'),
-      expires_at_ms: expiresMs,
-      expires_at: iso(expiresMs),
-      created_at: now.at,
-      updated_at: now.at,
-    };
-    await insertQuote(trx, row);
-    if (body.immediatelyExecute === true) return executeRow(trx, deps, platform, row, now);
     return quoteView(row, now.ms);
   });
 }
 
+async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions): Promise<QuoteRow> {
+  const platformId = platform.id;
+  const payer = await resolvePayer(trx, platform, body.source);
+  const payee = await resolvePayee(trx, platform, body, payer);
+
+  const shape: FieldError[] = [];
+  if (payer.kind === 'EXTERNAL' && payee.kind !== 'INTERNAL') {
+    shape.push({ field: 'destination.accountId', message: 'an external-account source (a pull) pays into an internal account' });
+  }
+  if (payer.kind === 'REALTIME' && body.immediatelyExecute === true) {
+    shape.push({ field: 'immediatelyExecute', message: 'a REALTIME_FUNDING quote is executed by funding it with its paymentInstructions (sandbox: POST /sandbox/send)' });
+  }
+  if (payee.kind === 'INTERNAL' && payer.kind === 'INTERNAL' && payee.accountId === payer.accountId) {
+    shape.push({ field: 'destination.accountId', message: 'is the source account' });
+  }
+  if (shape.length > 0) throw invalidInput(shape);
+  if (payee.kind === 'UMA' && payee.receiver?.kind === 'CUSTOMER' && payee.receiver.customerId === payer.customerId) {
+    throw apiError(400, 'SELF_PAYMENT', `The sender ${payer.customerId} cannot pay itself`, { customerId: payer.customerId });
+  }
+
+  if (payer.customerId !== null) await requireReadySender(trx, platform, payer.customerId);
+
+  const from = payer.currency;
+  const to = payee.currency;
+  if (!hasRate(from) || !hasRate(to) || !corridorOf(to)) {
+    throw apiError(400, 'INVALID_CURRENCY', `The sandbox cannot send ${from} to ${to}`, { sendingCurrency: from, receivingCurrency: to });
+  }
+  if (opts.transfer && from !== to) {
+    throw apiError(400, 'INVALID_CURRENCY', `A same-currency transfer needs both accounts in one currency, not ${from} and ${to}; use POST /quotes`, { sendingCurrency: from, receivingCurrency: to });
+  }
+
+  // The rail: a payout's destination rails; a pull's source rails.
+  let rail: PaymentRail | null = null;
+  let railMode: 'AUTO' | 'MANUAL' | null = null;
+  const requested = body.destination.destinationType === 'ACCOUNT' ? body.destination.paymentRail : undefined;
+  const railAccount = payee.kind === 'EXTERNAL' ? payee.account : payer.kind === 'EXTERNAL' ? payer.account : null;
+  if (railAccount) {
+    const rails = railsFor(railAccount.currency, accountTypeOf(railAccount));
+    if (requested !== undefined && payee.kind === 'EXTERNAL' && !rails.includes(requested)) {
+      throw invalidInput([{ field: 'destination.paymentRail', constraint: { enum: rails }, message: `is not a rail of ${railAccount.id}: ${rails.join(', ') || 'none'}` }]);
+    }
+    rail = (payee.kind === 'EXTERNAL' ? requested : undefined) ?? rails[0] ?? null;
+    railMode = rail === null ? null : requested !== undefined && payee.kind === 'EXTERNAL' ? 'MANUAL' : 'AUTO';
+  } else if (requested !== undefined) {
+    throw invalidInput([{ field: 'destination.paymentRail', message: 'applies to an external-account destination only' }]);
+  }
+
+  const priced = await price(trx, platformId, now.ms, from, to, body);
+  await checkTransactionSize(trx, { platform, sendingCurrency: from, receivingCurrency: to, sendingAmount: priced.totalSending, receivingAmount: priced.totalReceiving, nowMs: now.ms });
+  if (payee.kind === 'EXTERNAL' && requiresOwnershipVerification(payee.account, usdCents(priced.totalSending, from))) {
+    throw apiError(400, 'EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED', `The ownership of ${payee.account.id} must be verified before sending this amount to it`, {
+      accountId: payee.account.id,
+      status: payee.account.status,
+    });
+  }
+
+  const id = newId('Quote');
+  let sourceView: Record<string, unknown>;
+  let sourceAccountId: string | null = null;
+  let instructions: string | null = null;
+  if (payer.kind === 'REALTIME') {
+    sourceView = { sourceType: 'REALTIME_FUNDING', currency: from };
+    if (payer.customerId !== null) sourceView.customerId = payer.customerId;
+    if (payer.cryptoNetwork !== undefined) sourceView.cryptoNetwork = payer.cryptoNetwork;
+    instructions = JSON.stringify(fundingInstructions({ accountId: id, currency: from, isPlatformAccount: payer.customerId === null }));
+  } else {
+    sourceAccountId = payer.kind === 'INTERNAL' ? payer.accountId : payer.account.id;
+    sourceView = { sourceType: 'ACCOUNT', accountId: sourceAccountId };
+    if (payer.customerId !== null) sourceView.customerId = payer.customerId;
+  }
+  let destView: Record<string, unknown>;
+  let destinationAccountId: string | null = null;
+  if (payee.kind === 'UMA') {
+    destView = { destinationType: 'UMA_ADDRESS', umaAddress: payee.address, currency: to };
+  } else {
+    destinationAccountId = payee.kind === 'INTERNAL' ? payee.accountId : payee.account.id;
+    destView = { destinationType: 'ACCOUNT', accountId: destinationAccountId };
+    if (rail !== null && payee.kind === 'EXTERNAL') destView.paymentRail = rail;
+  }
+  const stored: StoredPayee = { kind: payee.kind, ...(payee.kind === 'UMA' ? { receiver: payee.receiver } : {}) };
+  const expiresMs = now.ms + QUOTE_TTL_MS;
+  const row: QuoteRow = {
+    id,
+    platform_id: platformId,
+    customer_id: payer.customerId,
+    source_account_id: sourceAccountId,
+    source: JSON.stringify(sourceView),
+    destination_account_id: destinationAccountId,
+    destination: JSON.stringify(destView),
+    lookup_id: body.lookupId ?? null,
+    sending_currency: from,
+    receiving_currency: to,
+    locked_side: body.lockedCurrencySide,
+    locked_amount: body.lockedCurrencyAmount,
+    total_sending: priced.totalSending,
+    total_receiving: priced.totalReceiving,
+    fees: priced.fees,
+    platform_fees: priced.fees,
+    exchange_rate: String(priced.exchangeRate),
+    rate_details: JSON.stringify(priced.rateDetails),
+    payment_rail: rail,
+    description: body.description ?? null,
+    remittance_information: body.remittanceInformation ?? null,
+    purpose_of_payment: body.purposeOfPayment ?? null,
+    status: 'PENDING',
+    transaction_id: newId('Transaction'),
+    expires_at_ms: expiresMs,
+    expires_at: iso(expiresMs),
+    created_at: now.at,
+    updated_at: now.at,
+    source_type: payer.kind === 'REALTIME' ? 'REALTIME_FUNDING' : 'ACCOUNT',
+    destination_type: payee.kind === 'UMA' ? 'UMA_ADDRESS' : 'ACCOUNT',
+    payment_instructions: instructions,
+    sender_customer_info: body.senderCustomerInfo !== undefined ? JSON.stringify(body.senderCustomerInfo) : null,
+    fee_override: body.platformFeeOverride !== undefined ? JSON.stringify(body.platformFeeOverride) : null,
+    receiver: JSON.stringify({ ...stored, railSelectionMode: railMode }),
+  };
+  await insertQuote(trx, row);
+  void deps;
+  return row;
+}
+
 // ---- Execute ----------------------------------------------------------------------------
 
-async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, row: QuoteRow, now: Now): Promise<Quote> {
+function limitSubject(platform: PlatformRow, row: QuoteRow, nowMs: number): LimitSubject {
+  return {
+    platform,
+    sendingCurrency: row.sending_currency,
+    receivingCurrency: row.receiving_currency,
+    sendingAmount: Number(row.total_sending),
+    receivingAmount: Number(row.total_receiving),
+    nowMs,
+  };
+}
+
+function assertExecutable(row: QuoteRow, now: Now): void {
   if (row.status !== 'PENDING') {
     throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${row.id} was already executed (status ${row.status})`, {
       quoteId: row.id,
@@ -277,18 +483,172 @@ async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
       expiresAt: row.expires_at,
     });
   }
+}
+
+/** The outcome and flow of a quote's payment, and who it belongs to. */
+async function planOf(trx: Transaction<DB>, row: QuoteRow, opts: CreateOptions): Promise<{ flow: Flow; outcome: PaymentOutcome }> {
+  const stored = JSON.parse(row.receiver ?? '{}') as StoredPayee;
+  const platformId = row.platform_id;
+  if (row.source_account_id?.startsWith('ExternalAccount:')) {
+    const src = await requireExternalAccount(trx, platformId, row.source_account_id);
+    return { flow: 'PULL', outcome: pullPayoutOutcome(accountInfoOf(src)) };
+  }
+  if (stored.kind === 'UMA') {
+    const receiver = stored.receiver ?? null;
+    return { flow: 'UMA_PAYOUT', outcome: receiver?.kind === 'SANDBOX_UMA' ? umaDestinationOutcome(receiver.behaviour) : UMA_DESTINATION_OUTCOMES.SUCCESS };
+  }
+  if (row.destination_account_id?.startsWith('InternalAccount:')) return { flow: 'INTERNAL_TRANSFER', outcome: INTERNAL_OUTCOME };
+  const dest = await requireExternalAccount(trx, platformId, row.destination_account_id!);
+  if (opts.transfer === 'OUT') return { flow: 'TRANSFER_OUT', outcome: pullPayoutOutcome(accountInfoOf(dest)) };
+  return { flow: 'QUOTE_PAYOUT', outcome: quoteDestinationOutcome(accountInfoOf(dest)) };
+}
+
+/** The transaction a quote's payment writes (payments.ts completes it). */
+async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAccountId: string | null): Promise<NewPayment> {
+  const platformId = row.platform_id;
+  let customerId = platformId;
+  let platformCustomerId = platformId;
+  if (row.customer_id !== null) {
+    const customer = await findCustomer(trx, platformId, row.customer_id);
+    customerId = row.customer_id;
+    platformCustomerId = customer?.platform_customer_id ?? row.customer_id;
+  }
+  const quoteDest = JSON.parse(row.destination) as Record<string, unknown>;
+  const source =
+    row.source_type === 'REALTIME_FUNDING'
+      ? { sourceType: 'REALTIME_FUNDING', currency: row.sending_currency, ...(row.customer_id !== null ? { customerId: row.customer_id } : {}) }
+      : { sourceType: 'ACCOUNT', accountId: row.source_account_id, currency: row.sending_currency };
+  const destination =
+    row.destination_type === 'UMA_ADDRESS'
+      ? { destinationType: 'UMA_ADDRESS', umaAddress: quoteDest.umaAddress, currency: row.receiving_currency }
+      : { destinationType: 'ACCOUNT', accountId: row.destination_account_id, currency: row.receiving_currency };
+  const stored = JSON.parse(row.receiver ?? '{}') as { railSelectionMode?: 'AUTO' | 'MANUAL' | null };
+  const incoming = flow === 'PULL';
+  return {
+    flow,
+    realtimeFunded: row.source_type === 'REALTIME_FUNDING',
+    id: row.transaction_id!,
+    platform_id: platformId,
+    customer_id: customerId,
+    platform_customer_id: platformCustomerId,
+    type: incoming ? 'INCOMING' : 'OUTGOING',
+    direction: incoming ? 'CREDIT' : 'DEBIT',
+    quote_id: row.id,
+    source: JSON.stringify(source),
+    source_account_id: row.source_account_id,
+    destination: JSON.stringify(destination),
+    destination_account_id: row.destination_account_id,
+    sent_amount: Number(row.total_sending),
+    sent_currency: row.sending_currency,
+    received_amount: Number(row.total_receiving),
+    received_currency: row.receiving_currency,
+    fees: Number(row.fees),
+    platform_fees: Number(row.platform_fees),
+    exchange_rate: row.exchange_rate,
+    rate_details: row.rate_details,
+    payment_rail: row.payment_rail,
+    description: row.description,
+    created_at: '',
+    updated_at: '',
+    counterparty_information: null,
+    reconciliation: flow === 'UMA_PAYOUT' ? JSON.stringify({ reference: fundingReference(row.transaction_id!) }) : null,
+    receipt_delivery_confirmed_at: null,
+    rail_selection_mode: stored.railSelectionMode ?? null,
+    payment_instructions: row.payment_instructions,
+    requested_receiver_fields: null,
+    receiver_customer_info: null,
+    agent_id: null,
+    hold_account_id: holdAccountId,
+    approval_deadline_ms: null,
+  };
+}
+
+/** Start the quote's payment (its money moves now), in the caller's transaction. */
+async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, row: QuoteRow, now: Now, opts: CreateOptions = {}): Promise<TransactionRow> {
+  assertExecutable(row, now);
+  if (row.source_type === 'REALTIME_FUNDING') {
+    throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${row.id} is funded in real time: send the funds per its paymentInstructions (sandbox: POST /sandbox/send)`, {
+      reason: 'REALTIME_FUNDING',
+      quoteId: row.id,
+    });
+  }
   if (row.customer_id !== null) await requireReadySender(trx, platform, row.customer_id);
-  await startOutgoingPayment(trx, deps, row, now);
+  await checkDailyVolume(trx, limitSubject(platform, row, now.ms));
   if (!(await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at }))) {
     throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${row.id} was executed concurrently`, { quoteId: row.id });
   }
-  return quoteView({ ...row, status: 'PROCESSING', updated_at: now.at }, now.ms);
+  const { flow, outcome } = await planOf(trx, row, opts);
+  const hold = flow === 'PULL' ? null : row.source_account_id;
+  const payment = await paymentOf(trx, row, flow, hold);
+  return startPayment(trx, deps, { ...payment, created_at: now.at, updated_at: now.at }, outcome, now);
 }
 
-/** POST /quotes/{quoteId}/execute: lock the quote, then execute it (see executeRow). */
+/** POST /quotes/{quoteId}/execute: lock the quote, then start its payment. */
 export async function executeQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, quoteId: string): Promise<Quote> {
   return deps.store.db.transaction().execute(async (trx) => {
     const row = await requireQuote(trx, platform.id, quoteId, deps.store.kind === 'postgres');
-    return executeRow(trx, deps, platform, row, now);
+    await executeRow(trx, deps, platform, row, now);
+    return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
+  });
+}
+
+/** The deprecated same-currency transfers: a quote (side SENDING) executed at once; they answer its transaction. */
+export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
+  return deps.store.db.transaction().execute(async (trx) => {
+    const row = await buildQuote(trx, deps, platform, now, body, { transfer: direction });
+    const tx = await executeRow(trx, deps, platform, row, now, { transfer: direction });
+    return transactionView((await trx.selectFrom('transactions').selectAll().where('id', '=', tx.id).executeTakeFirst()) ?? tx);
+  });
+}
+
+// ---- Real-time funding ------------------------------------------------------------------
+
+export interface SandboxSend {
+  quoteId: string;
+  currencyCode: string;
+  currencyAmount?: number | undefined;
+}
+
+/**
+ * POST /sandbox/send: the funds of a REALTIME_FUNDING quote arrive. The quote must be
+ * waiting for them (PENDING, not expired: else 400 QUOTE_REQUEST_FAILED with the reason) in
+ * its sending currency (else 400 INVALID_CURRENCY). An amount other than the quote's total
+ * fails the payment at once with FUNDING_AMOUNT_MISMATCH (the funds go back to the sender).
+ */
+export async function fundRealtimeQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: SandboxSend): Promise<AnyTransaction> {
+  return deps.store.db.transaction().execute(async (trx) => {
+    const row = await requireQuote(trx, platform.id, body.quoteId, deps.store.kind === 'postgres');
+    if (row.source_type !== 'REALTIME_FUNDING') {
+      throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${row.id} is not funded in real time; execute it with POST /quotes/{quoteId}/execute`, {
+        reason: 'NOT_REALTIME_FUNDING',
+        quoteId: row.id,
+      });
+    }
+    if (row.status !== 'PENDING') {
+      throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${row.id} is not waiting for funds (status ${row.status})`, {
+        reason: 'NOT_AWAITING_FUNDS',
+        quoteId: row.id,
+        status: row.status,
+        transactionId: row.transaction_id,
+      });
+    }
+    assertExecutable(row, now);
+    if (body.currencyCode.toUpperCase() !== row.sending_currency) {
+      throw apiError(400, 'INVALID_CURRENCY', `Quote ${row.id} is funded in ${row.sending_currency}, not ${body.currencyCode}`, {
+        field: 'currencyCode',
+        expected: row.sending_currency,
+      });
+    }
+    if (row.customer_id !== null) await requireReadySender(trx, platform, row.customer_id);
+    await checkDailyVolume(trx, limitSubject(platform, row, now.ms));
+    await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at });
+    const { flow, outcome } = await planOf(trx, row, {});
+    const clearing = await ensureClearingAccount(trx, platform.id, row.sending_currency, now.at);
+    const payment = { ...(await paymentOf(trx, row, flow, clearing)), created_at: now.at, updated_at: now.at };
+    const mismatch = body.currencyAmount !== undefined && body.currencyAmount !== Number(row.total_sending);
+    const tx = mismatch
+      ? await startPayment(trx, deps, payment, { name: 'FUNDING_AMOUNT_MISMATCH', summary: 'Funded with another amount', failsAtStart: true, settleAfterMs: 0, result: 'FAIL', outgoingFailure: 'FUNDING_AMOUNT_MISMATCH' }, now)
+      : await startPayment(trx, deps, payment, outcome, now);
+    return transactionView(tx);
   });
 }

@@ -1,6 +1,6 @@
 import { iso } from '../../kernel/clock.js';
 import type { AppDeps } from '../../app.js';
-import { addClockOffset, clockOffset } from './store.js';
+import { clockOffset, nextPendingJobAt, raiseClockOffset } from './store.js';
 
 export interface ClockView {
   now: string;
@@ -14,12 +14,31 @@ export async function readClock(deps: Pick<AppDeps, 'store' | 'clock'>, platform
 
 /**
  * Move the platform's clock forward, then (before answering) run every job of the platform
- * that became due, in due order, and send its due webhook deliveries (events those jobs
- * emitted included). Everything reads the offset from the database, never the request's
- * platform row, which predates the advance.
+ * that becomes due on the way, in due order, each at its own time: the clock stops at each
+ * job's due time, runs the due jobs and sends the due webhook deliveries, then moves on. So
+ * a chain of steps (a payout completes, is returned a minute later, refunded a second
+ * after) all happens within one advance that covers it, with the times it would have had.
+ * Everything reads the offset from the database, never the request's platform row, which
+ * predates the advance.
  */
 export async function advanceClock(deps: Pick<AppDeps, 'store' | 'clock' | 'jobs' | 'webhooks'>, platformId: string, seconds: number): Promise<ClockView> {
-  await addClockOffset(deps.store.db, platformId, seconds * 1000);
+  const db = deps.store.db;
+  const target = (await clockOffset(db, platformId)) + seconds * 1000;
+  let last = Number.NaN;
+  for (let guard = 0; guard < 10_000; guard++) {
+    const realNow = deps.clock.nowMs();
+    const next = await nextPendingJobAt(db, platformId, realNow + target);
+    if (next === undefined) break;
+    const offset = await clockOffset(db, platformId);
+    const wanted = Math.min(target, Math.max(offset, next - realNow));
+    await raiseClockOffset(db, platformId, wanted);
+    const ran = await deps.jobs.runDue(platformId);
+    await deps.webhooks.runDue(platformId);
+    // A due job no handler here runs (another version's) must not stall the advance.
+    if (ran === 0 && next === last) break;
+    last = next;
+  }
+  await raiseClockOffset(db, platformId, target);
   await deps.jobs.runDue(platformId);
   await deps.webhooks.runDue(platformId);
   return readClock(deps, platformId);

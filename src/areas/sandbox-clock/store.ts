@@ -1,16 +1,24 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../kernel/db/schema.js';
-
-/** Move a platform's sandbox clock forward (one statement: concurrent advances add up). */
-export async function addClockOffset(db: Kysely<DB>, platformId: string, ms: number): Promise<void> {
-  await db
-    .updateTable('platforms')
-    .set({ clock_offset_ms: sql<number>`clock_offset_ms + ${ms}` })
-    .where('id', '=', platformId)
-    .execute();
-}
 
 export async function clockOffset(db: Kysely<DB>, platformId: string): Promise<number> {
   const row = await db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirstOrThrow();
   return Number(row.clock_offset_ms);
+}
+
+/** Move a platform's sandbox clock forward to `offsetMs` (never back). */
+export async function raiseClockOffset(db: Kysely<DB>, platformId: string, offsetMs: number): Promise<void> {
+  await db.updateTable('platforms').set({ clock_offset_ms: offsetMs }).where('id', '=', platformId).where('clock_offset_ms', '<', offsetMs).execute();
+}
+
+/** The earliest due time of the platform's pending jobs up to `untilMs` (platform time), if any. */
+export async function nextPendingJobAt(db: Kysely<DB>, platformId: string, untilMs: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.min('run_at_ms').as('next'))
+    .where('platform_id', '=', platformId)
+    .where('status', '=', 'pending')
+    .where('run_at_ms', '<=', untilMs)
+    .executeTakeFirst();
+  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
 }

@@ -21,6 +21,11 @@ export async function updateTransactionStatus(db: Db, platformId: string, id: st
   return Number(r.numUpdatedRows) === 1;
 }
 
+/** Change a transaction's fields (no status guard: the caller holds the row). */
+export async function updateTransaction(db: Db, platformId: string, id: string, set: Updateable<TransactionsTable>): Promise<void> {
+  await db.updateTable('transactions').set(set).where('platform_id', '=', platformId).where('id', '=', id).execute();
+}
+
 export interface TransactionFilter extends TimeRange {
   customerId?: string | undefined;
   platformCustomerId?: string | undefined;

@@ -331,13 +331,27 @@ export interface QuotesTable {
   platform_id: string;
   /** The sending customer, or NULL when the platform sends from its own account. */
   customer_id: string | null;
-  source_account_id: string;
+  /** The internal or external account paying; NULL for a REALTIME_FUNDING source. */
+  source_account_id: string | null;
   /** JSON: the quote's source as the API shows it. */
   source: string;
-  destination_account_id: string;
+  /** The internal or external account paid; NULL for a UMA_ADDRESS destination. */
+  destination_account_id: string | null;
   /** JSON: the quote's destination as the API shows it. */
   destination: string;
   lookup_id: string | null;
+  /** ACCOUNT | REALTIME_FUNDING. */
+  source_type: string;
+  /** ACCOUNT | UMA_ADDRESS. */
+  destination_type: string;
+  /** JSON PaymentInstructions[] of a REALTIME_FUNDING quote. */
+  payment_instructions: string | null;
+  /** JSON senderCustomerInfo as sent. */
+  sender_customer_info: string | null;
+  /** JSON platformFeeOverride as sent. */
+  fee_override: string | null;
+  /** JSON: the receiver of a UMA destination, from the lookup (LookupReceiver). */
+  receiver: string | null;
   sending_currency: string;
   receiving_currency: string;
   locked_side: string;
@@ -399,6 +413,32 @@ export interface TransactionsTable {
   settled_at: string | null;
   created_at: string;
   updated_at: string;
+  /** TransactionPendingReason while held for compliance or waiting on the customer. */
+  pending_reason: string | null;
+  /** JSON Refund: when money goes back. */
+  refund: string | null;
+  /** JSON CounterpartyInformation. */
+  counterparty_information: string | null;
+  /** JSON ReconciliationInstructions (reference, transactionHash). */
+  reconciliation: string | null;
+  receipt_delivery_confirmed_at: string | null;
+  /** AUTO | MANUAL. */
+  rail_selection_mode: string | null;
+  /** JSON PaymentInstructions[]. */
+  payment_instructions: string | null;
+  /** The sandbox outcome decided when the payment started (src/sandbox/payment-outcomes.ts). */
+  outcome: string | null;
+  /** JSON CounterpartyFieldDefinition[] asked of the receiving platform (incoming UMA). */
+  requested_receiver_fields: string | null;
+  /** JSON receiverCustomerInfo the platform answered with. */
+  receiver_customer_info: string | null;
+  agent_id: string | null;
+  /** The ledger account whose held bucket carries the money in flight (an internal account or the platform's clearing account). */
+  hold_account_id: string | null;
+  /** Which flow drives the transaction: QUOTE_PAYOUT, UMA_PAYOUT, INTERNAL_TRANSFER, PULL, TRANSFER_OUT, UMA_INCOMING … */
+  flow: string | null;
+  /** While an incoming payment waits for the platform's approval: the deadline (platform clock, ms). */
+  approval_deadline_ms: number | null;
 }
 
 export interface WebhookDeliveriesTable {

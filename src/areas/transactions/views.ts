@@ -1,0 +1,68 @@
+import { currencyAmount } from '../../kernel/money.js';
+import type { OutgoingRateDetails } from '../quotes/schemas.js';
+import type { AnyTransaction, IncomingTransaction, OutgoingTransaction, Refund } from './schemas.js';
+import type { TransactionRow } from './store.js';
+
+// A stored transaction as the API shows it: IncomingTransaction or OutgoingTransaction,
+// told apart by `type` (the reference's TransactionOneOf).
+
+function parse<T>(text: string | null): T | undefined {
+  return text === null ? undefined : (JSON.parse(text) as T);
+}
+
+export function transactionView(row: TransactionRow): AnyTransaction {
+  const base = {
+    id: row.id,
+    direction: row.direction as 'CREDIT' | 'DEBIT',
+    source: JSON.parse(row.source) as OutgoingTransaction['source'],
+    destination: JSON.parse(row.destination) as OutgoingTransaction['destination'],
+    customerId: row.customer_id,
+    platformCustomerId: row.platform_customer_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  const opt: Record<string, unknown> = {};
+  if (row.pending_reason !== null) opt.pendingReason = row.pending_reason as OutgoingTransaction['pendingReason'];
+  if (row.exchange_rate !== null) opt.exchangeRate = Number(row.exchange_rate);
+  if (row.quote_id !== null) opt.quoteId = row.quote_id;
+  if (row.description !== null) opt.description = row.description;
+  if (row.refund !== null) opt.refund = parse<Refund>(row.refund);
+  if (row.counterparty_information !== null) opt.counterpartyInformation = parse<Record<string, unknown>>(row.counterparty_information);
+  if (row.reconciliation !== null) opt.reconciliationInstructions = parse<{ reference?: string; transactionHash?: string }>(row.reconciliation);
+  if (row.receipt_delivery_confirmed_at !== null) opt.receiptDeliveryConfirmedAt = row.receipt_delivery_confirmed_at;
+  if (row.agent_id !== null) opt.agentId = row.agent_id;
+  if (row.settled_at !== null) opt.settledAt = row.settled_at;
+  const sent = currencyAmount(Number(row.sent_amount), row.sent_currency);
+  const received = row.received_amount !== null && row.received_currency !== null ? currencyAmount(Number(row.received_amount), row.received_currency) : undefined;
+
+  if (row.type === 'INCOMING') {
+    const v: IncomingTransaction = {
+      ...base,
+      ...(opt as Partial<IncomingTransaction>),
+      status: row.status as IncomingTransaction['status'],
+      type: 'INCOMING',
+      sentAmount: sent,
+      receivedAmount: received ?? sent,
+      fees: Number(row.fees),
+    };
+    if (row.failure_reason !== null) v.failureReason = row.failure_reason as IncomingTransaction['failureReason'];
+    if (row.requested_receiver_fields !== null) v.requestedReceiverCustomerInfoFields = parse(row.requested_receiver_fields)!;
+    return v;
+  }
+  const v: OutgoingTransaction = {
+    ...base,
+    ...(opt as Partial<OutgoingTransaction>),
+    status: row.status as OutgoingTransaction['status'],
+    type: 'OUTGOING',
+    sentAmount: sent,
+    fees: Number(row.fees),
+    platformFees: Number(row.platform_fees),
+    paymentRail: (row.payment_rail ?? null) as OutgoingTransaction['paymentRail'],
+  };
+  if (received) v.receivedAmount = received;
+  if (row.rate_details !== null) v.rateDetails = parse<OutgoingRateDetails>(row.rate_details)!;
+  if (row.payment_instructions !== null) v.paymentInstructions = parse(row.payment_instructions)!;
+  if (row.failure_reason !== null) v.failureReason = row.failure_reason as OutgoingTransaction['failureReason'];
+  if (row.rail_selection_mode !== null) v.railSelectionMode = row.rail_selection_mode as 'AUTO' | 'MANUAL';
+  return v;
+}
