@@ -1,7 +1,5 @@
 import { verify as nodeVerify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,53 +9,9 @@ import { openStore } from '../../src/kernel/db/connect.js';
 import { emitEvent } from '../../src/kernel/events.js';
 import { MAX_ATTEMPTS } from '../../src/areas/webhooks/service.js';
 import { ADMIN_KEY, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
+import { type Received, Receiver } from '../webhook-receiver.js';
 
 // Webhook delivery against a real HTTP receiver on a local port.
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  json: { id: string; type: string; timestamp: string; data: unknown };
-}
-
-type Behaviour = (r: Received) => number | 'hang' | { status: number; location?: string; body?: string };
-
-class Receiver {
-  readonly got: Received[] = [];
-  behave: Behaviour = () => 200;
-  private server: Server | undefined;
-  private hanging: Array<() => void> = [];
-  url = '';
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const r: Received = { headers: req.headers, body, json: JSON.parse(body) as Received['json'] };
-        this.got.push(r);
-        const b = this.behave(r);
-        if (b === 'hang') {
-          this.hanging.push(() => res.destroy());
-          return;
-        }
-        const spec = typeof b === 'number' ? { status: b } : b;
-        res.writeHead(spec.status, spec.location ? { location: spec.location } : {});
-        res.end(spec.body ?? `answer ${spec.status}`);
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/hooks`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    for (const h of this.hanging) h();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
 
 interface DeliveryView {
   id: string;

@@ -1,0 +1,914 @@
+// The benchmark suite (`npm run bench`; see bench/README.md for what each figure means).
+//
+// Builds the service (npm run build), starts it as a user would (node dist/src/main.js
+// serve, or N processes behind node:cluster) on a fresh store, creates its fixtures through
+// the API, then drives load with autocannon from this process against:
+//   bare      a bare node:http server with a fixed small JSON body (bench/bare-server.mjs): the machine's limit
+//   lookup    GET  /2025-10-13/receiver/external-account/{id}?customerId=…
+//   customer  GET  /2025-10-13/customers/{id}
+//   payment   POST /2025-10-13/quotes with immediatelyExecute: true (one payment flow per request)
+// It reports requests/s, p50, p99, errors and the ratio to the bare server, start-up time to
+// /healthz on an existing database, resident memory after warm-up and after the run, checks
+// the ledger invariants on the server's database after the payment flow, prints a table
+// and writes bench/results/<date>-<store>.json. Any non-2xx, connection error, broken
+// invariant or failed stop makes the exit status non-zero. Targets are reported, never
+// enforced (unless --strict).
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { formatProfileSummary, summarizeCpuProfile, type ProfileSummary } from './cpu-profile.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The project root, whether this runs as bench/run.ts (tsx) or as dist/bench/run.js (npm run build compiles bench/ too). */
+const ROOT = resolve(HERE, basename(dirname(HERE)) === 'dist' ? '../..' : '..');
+const V = '/2025-10-13';
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+/** Minor units per payment flow (USD 10.00: above the corridor minimum, below the ownership-verification threshold). */
+const FLOW_AMOUNT = 1_000;
+/** Largest single sandbox funding (docs/sandbox.md). */
+const MAX_FUNDING = 100_000_000_000;
+
+const SCENARIOS = ['bare', 'lookup', 'customer', 'payment'] as const;
+type ScenarioName = (typeof SCENARIOS)[number];
+
+const LABELS: Record<ScenarioName, string> = {
+  bare: 'bare node:http server (the limit)',
+  lookup: 'GET /receiver/external-account/{id}',
+  customer: 'GET /customers/{id}',
+  payment: 'payment flow: POST /quotes immediatelyExecute',
+};
+
+/** Targets on a 2-core machine (SQLite, one process); bench/README.md lists them. */
+const TARGETS = {
+  lookupRatio: 0.3,
+  lookupP99Ms: 25,
+  customerRatio: 0.4,
+  paymentRatio: 0.08,
+  startupMs: 1500,
+  rssMb: 200,
+};
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --store sqlite|postgres   Store (default sqlite: a file in a temp dir; postgres: a fresh
+                            database, or schema, in DATABASE_URL, default ${DEFAULT_PG_URL})
+  --processes <n>           Server processes behind node:cluster (default 1; >1 needs postgres)
+  --duration <s>            Seconds per scenario (default 10)
+  --connections <n>         Concurrent connections (default 32)
+  --scenarios <list>        Comma list of ${SCENARIOS.join(', ')} (default all)
+  --warmup <s>              Warm-up seconds per scenario before measuring (default 2; 0 = none)
+  --out <dir>               Directory of the results JSON (default bench/results)
+  --server dist|bin         dist: build, then node dist/src/main.js serve (default);
+                            bin: node bin/payments-service.js serve (sources through tsx, no build)
+  --no-build                With --server dist: use the existing dist/ as it is
+  --cpu-prof <dir>          Write V8 CPU profiles of the measured server process(es) to <dir>
+                            and print their top functions (profiling slows the server)
+  --strict                  Also fail when a target is missed
+  --keep                    Keep the temp dir and the PostgreSQL database/schema
+  -h, --help`;
+
+export interface BenchOptions {
+  store: 'sqlite' | 'postgres';
+  processes: number;
+  duration: number;
+  connections: number;
+  scenarios: ScenarioName[];
+  warmup: number;
+  out: string;
+  server: 'dist' | 'bin';
+  build: boolean;
+  cpuProf: string | undefined;
+  strict: boolean;
+  keep: boolean;
+  databaseUrl: string;
+}
+
+class UsageError extends Error {}
+
+function parseOptions(argv: string[]): BenchOptions | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      store: { type: 'string' },
+      processes: { type: 'string', default: '1' },
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '32' },
+      scenarios: { type: 'string', default: SCENARIOS.join(',') },
+      warmup: { type: 'string', default: '2' },
+      out: { type: 'string', default: join(ROOT, 'bench', 'results') },
+      server: { type: 'string', default: 'dist' },
+      'no-build': { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
+      strict: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  const num = (name: string, v: string, min: number, integer: boolean) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new UsageError(`--${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}, got "${v}"`);
+    return n;
+  };
+  const processes = num('processes', values.processes, 1, true);
+  const store = values.store ?? (processes > 1 ? 'postgres' : 'sqlite');
+  if (store !== 'sqlite' && store !== 'postgres') throw new UsageError(`--store must be sqlite or postgres, got "${store}"`);
+  if (processes > 1 && store === 'sqlite') throw new UsageError('--processes > 1 needs --store postgres (SQLite serves one process per database file)');
+  const scenarios = values.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = scenarios.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
+  if (unknown.length > 0 || scenarios.length === 0) throw new UsageError(`--scenarios takes a comma list of ${SCENARIOS.join(', ')}; got "${values.scenarios}"`);
+  if (values.server !== 'dist' && values.server !== 'bin') throw new UsageError(`--server must be dist or bin, got "${values.server}"`);
+  return {
+    store,
+    processes,
+    duration: num('duration', values.duration, 0.1, false),
+    connections: num('connections', values.connections, 1, true),
+    // Always in the canonical order: bare first, the payment flow last (its background jobs
+    // would otherwise run during the next scenario).
+    scenarios: SCENARIOS.filter((s) => scenarios.includes(s)),
+    warmup: num('warmup', values.warmup, 0, false),
+    out: resolve(values.out),
+    server: values.server,
+    build: values.server === 'dist' && !values['no-build'],
+    cpuProf: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+    strict: values.strict,
+    keep: values.keep,
+    databaseUrl: process.env.DATABASE_URL || DEFAULT_PG_URL,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Small helpers
+
+const progress = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Resident set size of a process in MB, from /proc/<pid>/status (VmRSS). */
+function rssMb(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+function gitDescribe(): { commit: string | null; dirty: boolean | null } {
+  const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+  return { commit: head.status === 0 ? head.stdout.trim() : null, dirty: status.status === 0 ? status.stdout.trim() !== '' : null };
+}
+
+function stamp(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}T${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}Z`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Processes
+
+interface ServerProcess {
+  child: ChildProcess;
+  /** The processes that serve (the single server, or the cluster's workers) and the cluster primary. */
+  pids: Array<{ role: 'server' | 'primary' | 'worker'; pid: number }>;
+  /** Milliseconds from spawn to the first 200 from /healthz (with several processes: and every worker listening). */
+  startMs: number;
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; stopMs: number }>;
+}
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+function waitExit(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
+}
+
+function tail(file: string, lines = 30): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+interface StartSpec {
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  port: number;
+  processes: number;
+  log: WriteStream;
+  logFile: string;
+  nodeArgs?: string[];
+}
+
+async function startServer(spec: StartSpec): Promise<ServerProcess> {
+  const cluster = spec.processes > 1;
+  const args = [...(spec.nodeArgs ?? []), ...(cluster ? [join(ROOT, 'bench', 'cluster.mjs'), String(spec.processes)] : []), ...spec.args];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let workers: number[] | undefined;
+  let allListening = false;
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    spec.log.write(chunk);
+    if (cluster && !allListening) {
+      out += chunk.toString('utf8');
+      const m = /bench-cluster workers ([\d,]+)/.exec(out);
+      if (m) workers = m[1]!.split(',').map(Number);
+      allListening = out.includes('bench-cluster listening');
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => spec.log.write(chunk));
+  const exited = waitExit(child);
+  let dead: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void exited.then((e) => (dead = e));
+
+  const url = `http://127.0.0.1:${spec.port}/healthz`;
+  const deadline = Date.now() + 60_000;
+  let startMs: number | undefined;
+  while (startMs === undefined) {
+    if (dead) throw new Error(`the server exited during start-up (code ${dead.code}, signal ${dead.signal}); its log:\n${tail(spec.logFile)}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the server did not answer 200 on /healthz within 60 s; its log:\n${tail(spec.logFile)}`);
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) startMs = performance.now() - t0;
+    } catch {
+      // not listening yet
+    }
+    if (startMs === undefined) await sleep(5);
+  }
+  // With several processes, started means every worker listens (and /healthz answered).
+  while (cluster && !(workers && allListening)) {
+    if (dead) throw new Error(`the cluster exited during start-up; its log:\n${tail(spec.logFile)}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`not every cluster worker listened within 60 s; the log:\n${tail(spec.logFile)}`);
+    }
+    await sleep(2);
+  }
+  if (cluster) startMs = performance.now() - t0;
+  const pids: ServerProcess['pids'] = cluster ? [{ role: 'primary', pid: child.pid! }, ...workers!.map((pid) => ({ role: 'worker' as const, pid }))] : [{ role: 'server', pid: child.pid! }];
+  return {
+    child,
+    pids,
+    startMs,
+    async stop() {
+      const s0 = performance.now();
+      if (!dead) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const e = await exited;
+      clearTimeout(timer);
+      children.delete(child);
+      return { ...e, stopMs: performance.now() - s0 };
+    },
+  };
+}
+
+async function startBare(log: WriteStream): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'bare-server.mjs')], { cwd: ROOT, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.stderr!.on('data', (c: Buffer) => log.write(c));
+  const port = await new Promise<number>((resolvePort, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+      const m = /bare-server listening (\d+)/.exec(out);
+      if (m) resolvePort(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`bench/bare-server.mjs exited with ${code}`)));
+  });
+  return {
+    port,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await waitExit(child);
+      children.delete(child);
+    },
+  };
+}
+
+function build(): void {
+  progress('npm run build');
+  const t0 = performance.now();
+  const r = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) {
+    throw new Error(
+      `npm run build failed (status ${r.status}). Fix the errors above, or pass --no-build to benchmark the dist/ that is there now (tsc still emits on type errors), or --server bin to run the sources through tsx.`,
+    );
+  }
+  progress(`built in ${round((performance.now() - t0) / 1000)} s`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Stores
+
+interface InvariantReport {
+  ok: boolean;
+  /** Entries whose postings do not sum to zero in a currency. */
+  unbalancedEntries: Array<{ entry_id: string; currency: string; total: number }>;
+  /** Balance rows that differ from the sum of their postings. */
+  balanceMismatches: Array<Record<string, string | number>>;
+  /** Accounts that may not go below zero and did. */
+  negativeBalances: Array<Record<string, string | number>>;
+  /** Postings in another currency than their account's. */
+  currencyMismatches: Array<Record<string, string | number>>;
+  counts: { entries: number; postings: number; balances: number };
+  transactionsByStatus: Record<string, number>;
+  jobsByStatus: Record<string, number>;
+}
+
+const INVARIANT_SQL = {
+  unbalanced: `select entry_id, currency, sum(amount) as total from ledger_postings group by entry_id, currency having sum(amount) <> 0`,
+  mismatched: `select b.account_id, b.currency, b.available, b.pending, b.held,
+       coalesce(p.available, 0) as postings_available, coalesce(p.pending, 0) as postings_pending, coalesce(p.held, 0) as postings_held
+     from ledger_balances b
+     left join (select account_id,
+                  sum(case when bucket = 'available' then amount else 0 end) as available,
+                  sum(case when bucket = 'pending' then amount else 0 end) as pending,
+                  sum(case when bucket = 'held' then amount else 0 end) as held
+                from ledger_postings group by account_id) p on p.account_id = b.account_id
+     where b.available <> coalesce(p.available, 0) or b.pending <> coalesce(p.pending, 0) or b.held <> coalesce(p.held, 0)`,
+  negative: `select account_id, currency, available, pending, held from ledger_balances where allow_negative = 0 and (available < 0 or pending < 0 or held < 0)`,
+  currency: `select p.entry_id, p.account_id, p.currency, b.currency as account_currency from ledger_postings p join ledger_balances b on b.account_id = p.account_id where p.currency <> b.currency`,
+  counts: `select (select count(*) from ledger_entries) as entries, (select count(*) from ledger_postings) as postings, (select count(*) from ledger_balances) as balances`,
+  transactions: `select status, count(*) as n from transactions group by status`,
+  jobs: `select status, count(*) as n from jobs group by status`,
+};
+
+type Rows = Array<Record<string, unknown>>;
+
+function invariantReport(q: Record<keyof typeof INVARIANT_SQL, Rows>): InvariantReport {
+  const numeric = (rows: Rows) => rows.slice(0, 20).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' || (typeof v === 'string' && /^-?\d+$/.test(v) && k !== 'entry_id' && k !== 'account_id') ? Number(v) : (v as string | number)])));
+  const byStatus = (rows: Rows) => Object.fromEntries(rows.map((r) => [String(r.status), Number(r.n)]));
+  const c = q.counts[0] ?? {};
+  const report: InvariantReport = {
+    ok: q.unbalanced.length === 0 && q.mismatched.length === 0 && q.negative.length === 0 && q.currency.length === 0,
+    unbalancedEntries: numeric(q.unbalanced) as InvariantReport['unbalancedEntries'],
+    balanceMismatches: numeric(q.mismatched),
+    negativeBalances: numeric(q.negative),
+    currencyMismatches: numeric(q.currency),
+    counts: { entries: Number(c.entries), postings: Number(c.postings), balances: Number(c.balances) },
+    transactionsByStatus: byStatus(q.transactions),
+    jobsByStatus: byStatus(q.jobs),
+  };
+  return report;
+}
+
+interface BenchStore {
+  /** DATABASE_URL of the server. */
+  url: string;
+  describe: string;
+  /** The ledger invariants over one consistent snapshot of the server's database. */
+  checkInvariants(): Promise<InvariantReport>;
+  drop(): Promise<void>;
+}
+
+function sqliteStore(dir: string): BenchStore {
+  const file = join(dir, 'payments.sqlite');
+  return {
+    url: `sqlite:${file}`,
+    describe: `SQLite file ${file}`,
+    async checkInvariants() {
+      const db = new Database(file, { readonly: true, fileMustExist: true });
+      try {
+        db.defaultSafeIntegers(true);
+        // One read transaction: one snapshot of the WAL, whatever the server writes meanwhile.
+        const read = db.transaction(() => Object.fromEntries(Object.entries(INVARIANT_SQL).map(([k, s]) => [k, db.prepare(s).all() as Rows])));
+        return invariantReport(read() as Record<keyof typeof INVARIANT_SQL, Rows>);
+      } finally {
+        db.close();
+      }
+    },
+    async drop() {},
+  };
+}
+
+/** A fresh database in the PostgreSQL server of `baseUrl` (a fresh schema in its database without CREATEDB). */
+async function postgresStore(baseUrl: string): Promise<BenchStore> {
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  const name = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  let url: string;
+  let kind: 'database' | 'schema';
+  try {
+    // Databases (or schemas) of bench runs that crashed more than an hour ago.
+    const stale = (born: string) => Date.now() - parseInt(born, 36) > 3_600_000;
+    for (const { datname } of (await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'bench\\_%'`)).rows) {
+      const born = /^bench_([0-9a-z]+)_[0-9a-f]+$/.exec(datname)?.[1];
+      if (born && stale(born)) await admin.query(`drop database if exists "${datname}" with (force)`).catch(() => {});
+    }
+    for (const { schema } of (await admin.query<{ schema: string }>(`select schema_name as schema from information_schema.schemata where schema_name like 'bench\\_%'`)).rows) {
+      const born = /^bench_([0-9a-z]+)_[0-9a-f]+$/.exec(schema)?.[1];
+      if (born && stale(born)) await admin.query(`drop schema if exists "${schema}" cascade`).catch(() => {});
+    }
+    try {
+      await admin.query(`create database "${name}"`);
+      const u = new URL(baseUrl);
+      u.pathname = `/${name}`;
+      url = u.toString();
+      kind = 'database';
+    } catch (err) {
+      // No CREATEDB right: a fresh schema in the given database, chosen by the
+      // connection's search_path (the server's DATABASE_URL carries it as `options`).
+      progress(`cannot create a database (${(err as Error).message}); using schema ${name} in ${new URL(baseUrl).pathname.slice(1)}`);
+      await admin.query(`create schema "${name}"`);
+      const u = new URL(baseUrl);
+      u.searchParams.set('options', `-c search_path=${name}`);
+      url = u.toString();
+      kind = 'schema';
+    }
+  } finally {
+    await admin.end();
+  }
+  const redacted = url.replace(/\/\/([^:@/]+):[^@]*@/, '//$1:***@');
+  return {
+    url,
+    describe: `PostgreSQL ${kind} ${name} (${redacted})`,
+    async checkInvariants() {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query('begin isolation level repeatable read read only');
+        const q: Record<string, Rows> = {};
+        for (const [k, s] of Object.entries(INVARIANT_SQL)) q[k] = (await c.query(s)).rows as Rows;
+        await c.query('commit');
+        return invariantReport(q as Record<keyof typeof INVARIANT_SQL, Rows>);
+      } finally {
+        await c.end();
+      }
+    },
+    async drop() {
+      const c = new pg.Client({ connectionString: baseUrl });
+      await c.connect();
+      try {
+        await c.query(kind === 'database' ? `drop database if exists "${name}" with (force)` : `drop schema if exists "${name}" cascade`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Fixtures, through the API
+
+interface Fixtures {
+  customerId: string;
+  sourceAccountId: string;
+  lookupAccountId: string;
+  payeeAccountId: string;
+  funded: number;
+  auth: string;
+}
+
+async function call(port: number, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: unknown; text: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text };
+}
+
+async function expectStatus(p: Promise<{ status: number; json: unknown; text: string }>, status: number, what: string): Promise<Record<string, unknown>> {
+  const r = await p;
+  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status}: ${r.text.slice(0, 500)}`);
+  return r.json as Record<string, unknown>;
+}
+
+async function createFixtures(port: number, adminKey: string, fundAmount: number): Promise<Fixtures> {
+  const admin = { authorization: `Bearer ${adminKey}` };
+  const created = await expectStatus(call(port, 'POST', '/admin/platforms', { name: 'Bench platform', skipVerificationPaperwork: true }, admin), 201, 'POST /admin/platforms');
+  const cred = created.credentials as { clientId: string; clientSecret: string };
+  const auth = `Basic ${Buffer.from(`${cred.clientId}:${cred.clientSecret}`).toString('base64')}`;
+  const h = { authorization: auth };
+
+  const terms = (await expectStatus(call(port, 'GET', `${V}/customers/end-user-terms`, undefined, h), 200, 'GET /customers/end-user-terms')) as { version: string };
+  const customer = await expectStatus(
+    call(
+      port,
+      'POST',
+      `${V}/customers`,
+      {
+        customerType: 'INDIVIDUAL',
+        fullName: 'Bench Sender',
+        currencies: ['USD'],
+        endUserTermsConsent: { acceptedAt: '2025-10-01T00:00:00Z', ipAddress: '203.0.113.9', termsVersion: terms.version, acceptanceMethod: 'CHECKBOX' },
+      },
+      h,
+    ),
+    201,
+    'POST /customers',
+  );
+  const customerId = customer.id as string;
+  if (customer.kycStatus !== 'APPROVED') throw new Error(`the bench customer is ${String(customer.kycStatus)}, not APPROVED: ${JSON.stringify(customer)}`);
+
+  const accounts = await expectStatus(call(port, 'GET', `${V}/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}`, undefined, h), 200, 'GET /customers/internal-accounts');
+  const usd = (accounts.data as Array<{ id: string; balance: { currency: { code: string } } }>).find((a) => a.balance.currency.code === 'USD');
+  if (!usd) throw new Error(`the bench customer has no USD internal account: ${JSON.stringify(accounts)}`);
+  let funded = 0;
+  while (funded < fundAmount) {
+    const amount = Math.min(MAX_FUNDING, fundAmount - funded);
+    await expectStatus(call(port, 'POST', `${V}/sandbox/internal-accounts/${encodeURIComponent(usd.id)}/fund`, { amount }, h), 200, 'POST /sandbox/internal-accounts/{id}/fund');
+    funded += amount;
+  }
+
+  const beneficiary = { beneficiaryType: 'INDIVIDUAL', fullName: 'Rita Receiver', countryOfResidence: 'US' };
+  // The lookup target: a Mexican account (priced from USD through the FX table); CLABE ends in 719, no sandbox trigger.
+  const lookupAccount = await expectStatus(
+    call(port, 'POST', `${V}/customers/external-accounts`, { customerId, currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Rosa Receiver' } } }, h),
+    201,
+    'POST /customers/external-accounts (MXN)',
+  );
+  // The payee: a US account whose number ends in 456 (not 002–007: the payout succeeds).
+  const payee = await expectStatus(
+    call(port, 'POST', `${V}/customers/external-accounts`, { customerId, currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '000123456', routingNumber: '021000021', bankName: 'Sandbox Bank', beneficiary } }, h),
+    201,
+    'POST /customers/external-accounts (USD)',
+  );
+  return { customerId, sourceAccountId: usd.id, lookupAccountId: lookupAccount.id as string, payeeAccountId: payee.id as string, funded, auth };
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenarios
+
+interface Target {
+  port: number;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+function targetOf(name: ScenarioName, serverPort: number, barePort: number, f: Fixtures): Target {
+  switch (name) {
+    case 'bare':
+      return { port: barePort, method: 'GET', path: '/' };
+    case 'lookup':
+      return { port: serverPort, method: 'GET', path: `${V}/receiver/external-account/${encodeURIComponent(f.lookupAccountId)}?customerId=${encodeURIComponent(f.customerId)}` };
+    case 'customer':
+      return { port: serverPort, method: 'GET', path: `${V}/customers/${encodeURIComponent(f.customerId)}` };
+    case 'payment':
+      return {
+        port: serverPort,
+        method: 'POST',
+        path: `${V}/quotes`,
+        body: JSON.stringify({
+          source: { sourceType: 'ACCOUNT', accountId: f.sourceAccountId },
+          destination: { destinationType: 'ACCOUNT', accountId: f.payeeAccountId },
+          lockedCurrencySide: 'SENDING',
+          lockedCurrencyAmount: FLOW_AMOUNT,
+          immediatelyExecute: true,
+        }),
+      };
+  }
+}
+
+export interface ScenarioResult {
+  name: ScenarioName;
+  label: string;
+  method: string;
+  path: string;
+  /** Completed requests per second (for the payment flow: flows per second). */
+  rps: number;
+  requests: number;
+  durationS: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  errors: { non2xx: number; connection: number; timeouts: number; total: number; statusCodes: Record<string, number> };
+  /** rps / the bare server's rps in this run. */
+  ratioToBare: number | null;
+  /** One failing request replayed after the run, to show what went wrong. */
+  sampleError?: string;
+}
+
+async function load(t: Target, auth: string, connections: number, duration: number): Promise<autocannon.Result> {
+  // The same client settings for every scenario, the bare server included.
+  return autocannon({
+    url: `http://127.0.0.1:${t.port}${t.path}`,
+    method: t.method,
+    headers: { authorization: auth, accept: 'application/json', ...(t.body ? { 'content-type': 'application/json' } : {}) },
+    ...(t.body ? { body: t.body } : {}),
+    connections,
+    duration,
+    pipelining: 1,
+    timeout: 10,
+  });
+}
+
+function errorsOf(r: autocannon.Result): ScenarioResult['errors'] {
+  const codes: Record<string, { count?: number } | undefined> = (r as unknown as { statusCodeStats?: Record<string, { count?: number }> }).statusCodeStats ?? {};
+  return {
+    non2xx: r.non2xx,
+    connection: r.errors,
+    timeouts: r.timeouts,
+    total: r.non2xx + r.errors,
+    statusCodes: Object.fromEntries(Object.entries(codes).map(([k, v]) => [k, v?.count ?? 0])),
+  };
+}
+
+async function replay(t: Target, auth: string): Promise<string> {
+  try {
+    const r = await call(t.port, t.method, t.path, t.body ? JSON.parse(t.body) : undefined, { authorization: auth });
+    return `${t.method} ${t.path} → ${r.status} ${r.text.slice(0, 300)}`;
+  } catch (err) {
+    return `${t.method} ${t.path} → ${(err as Error).message}`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The run
+
+export interface BenchResult {
+  ok: boolean;
+  failures: string[];
+  file: string;
+  date: string;
+  store: string;
+  processes: number;
+  options: Omit<BenchOptions, 'databaseUrl' | 'out'>;
+  machine: { node: string; cpus: number; cpuModel: string; memoryGb: number; loadavgBefore: number[]; loadavgAfter: number[] };
+  git: { commit: string | null; dirty: boolean | null };
+  database: string;
+  startup: { firstStartMs: number; firstStopMs: number; restartMs: number };
+  rssMb: { afterWarmup: Array<{ role: string; pid: number; mb: number | null }>; afterRun: Array<{ role: string; pid: number; mb: number | null }> };
+  scenarios: ScenarioResult[];
+  invariants: InvariantReport | null;
+  targets: Array<{ name: string; target: string; value: string; met: boolean | null }>;
+  stop: { code: number | null; signal: string | null; stopMs: number } | null;
+  cpuProfiles?: ProfileSummary[];
+}
+
+export async function runBench(opts: BenchOptions): Promise<BenchResult> {
+  const started = new Date();
+  const loadBefore = loadavg().map((n) => round(n, 2));
+  const failures: string[] = [];
+  const tmp = mkdtempSync(join(tmpdir(), 'payments-bench-'));
+  const logFile = join(tmp, 'server.log');
+  const log = createWriteStream(logFile);
+  let store: BenchStore | undefined;
+  let bare: Awaited<ReturnType<typeof startBare>> | undefined;
+  let server: ServerProcess | undefined;
+  try {
+    if (opts.build) build();
+    const entry = opts.server === 'dist' ? join(ROOT, 'dist', 'src', 'main.js') : join(ROOT, 'bin', 'payments-service.js');
+    if (!existsSync(entry)) throw new Error(`${entry} is missing${opts.server === 'dist' ? ': run npm run build (or drop --no-build)' : ''}`);
+
+    store = opts.store === 'sqlite' ? sqliteStore(tmp) : await postgresStore(opts.databaseUrl);
+    progress(`store: ${store.describe}`);
+    const port = await freePort();
+    const adminKey = randomBytes(16).toString('hex');
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: store.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', PAYMENTS_ADMIN_KEY: adminKey };
+    delete env.PAYMENTS_API_TOKEN_ID;
+    delete env.PAYMENTS_API_CLIENT_SECRET;
+    delete env.NODE_OPTIONS;
+    const spec: StartSpec = { args: [entry, 'serve'], env, port, processes: opts.processes, log, logFile };
+
+    // Start-up: once on the empty store (migrations, bootstrap), stop, then again on the existing database: that second one is the figure.
+    const first = await startServer(spec);
+    const firstStop = await first.stop();
+    if (firstStop.code !== 0) throw new Error(`the first server start stopped with code ${firstStop.code} (signal ${firstStop.signal}); log:\n${tail(logFile)}`);
+    if (opts.cpuProf) mkdirSync(opts.cpuProf, { recursive: true });
+    const profBefore = opts.cpuProf ? new Set(readdirSync(opts.cpuProf)) : new Set<string>();
+    server = await startServer({ ...spec, ...(opts.cpuProf ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] } : {}) });
+    const startup = { firstStartMs: round(first.startMs), firstStopMs: round(firstStop.stopMs), restartMs: round(server.startMs) };
+    progress(`start-up to /healthz: ${startup.restartMs} ms on the existing database (first start on an empty one: ${startup.firstStartMs} ms)`);
+
+    bare = await startBare(log);
+    // Enough money for every flow the run could possibly make (far above what 2 cores can do).
+    const maxFlows = Math.ceil((opts.duration + opts.warmup) * 20_000) + 10;
+    const fixtures = await createFixtures(port, adminKey, opts.scenarios.includes('payment') ? maxFlows * FLOW_AMOUNT : FLOW_AMOUNT);
+    progress(`fixtures: customer ${fixtures.customerId}, funded ${fixtures.funded} USD minor units`);
+
+    // Each scenario answers 2xx before any load.
+    for (const name of opts.scenarios) {
+      const t = targetOf(name, port, bare.port, fixtures);
+      const r = await call(t.port, t.method, t.path, t.body ? JSON.parse(t.body) : undefined, { authorization: fixtures.auth });
+      if (r.status < 200 || r.status > 299) throw new Error(`${name}: ${t.method} ${t.path} answered ${r.status}: ${r.text.slice(0, 500)}`);
+    }
+
+    if (opts.warmup > 0) {
+      for (const name of opts.scenarios) {
+        const r = await load(targetOf(name, port, bare.port, fixtures), fixtures.auth, opts.connections, opts.warmup);
+        const e = errorsOf(r);
+        if (e.total > 0) failures.push(`${name} (warm-up): ${e.total} errors (${JSON.stringify(e.statusCodes)} non-2xx ${e.non2xx}, connection ${e.connection})`);
+      }
+    }
+    const pidsToMeasure = server.pids;
+    const afterWarmup = pidsToMeasure.map((p) => ({ ...p, mb: rssMb(p.pid) }));
+
+    const scenarios: ScenarioResult[] = [];
+    let invariants: InvariantReport | null = null;
+    for (const name of opts.scenarios) {
+      const t = targetOf(name, port, bare.port, fixtures);
+      progress(`${name}: ${opts.connections} connections, ${opts.duration} s`);
+      const r = await load(t, fixtures.auth, opts.connections, opts.duration);
+      const errors = errorsOf(r);
+      const res: ScenarioResult = {
+        name,
+        label: LABELS[name],
+        method: t.method,
+        path: t.path,
+        rps: round(r.requests.total / r.duration, 0),
+        requests: r.requests.total,
+        durationS: r.duration,
+        latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: round(r.latency.average, 2) },
+        errors,
+        ratioToBare: null,
+      };
+      if (errors.total > 0) {
+        res.sampleError = await replay(t, fixtures.auth);
+        failures.push(`${name}: ${errors.total} errors (non-2xx ${errors.non2xx} ${JSON.stringify(errors.statusCodes)}, connection ${errors.connection}, timeouts ${errors.timeouts}); e.g. ${res.sampleError}`);
+      }
+      scenarios.push(res);
+      if (name === 'payment') {
+        invariants = await store.checkInvariants();
+        if (!invariants.ok) failures.push(`ledger invariants broken: ${JSON.stringify({ unbalanced: invariants.unbalancedEntries, balances: invariants.balanceMismatches, negative: invariants.negativeBalances, currency: invariants.currencyMismatches })}`);
+      }
+    }
+    const bareRps = scenarios.find((s) => s.name === 'bare')?.rps;
+    for (const s of scenarios) s.ratioToBare = bareRps ? round(s.rps / bareRps, 3) : null;
+    const afterRun = pidsToMeasure.map((p) => ({ ...p, mb: rssMb(p.pid) }));
+
+    const stopped = await server.stop();
+    server = undefined;
+    if (stopped.code !== 0) failures.push(`the server stopped with code ${stopped.code} (signal ${stopped.signal}) after SIGTERM; log:\n${tail(logFile)}`);
+
+    let cpuProfiles: ProfileSummary[] | undefined;
+    if (opts.cpuProf) {
+      cpuProfiles = readdirSync(opts.cpuProf)
+        .filter((f) => f.endsWith('.cpuprofile') && !profBefore.has(f))
+        .map((f) => summarizeCpuProfile(join(opts.cpuProf!, f), ROOT));
+    }
+
+    const result: BenchResult = {
+      ok: false,
+      failures,
+      file: '',
+      date: started.toISOString(),
+      store: opts.store,
+      processes: opts.processes,
+      options: { store: opts.store, processes: opts.processes, duration: opts.duration, connections: opts.connections, scenarios: opts.scenarios, warmup: opts.warmup, server: opts.server, build: opts.build, cpuProf: opts.cpuProf, strict: opts.strict, keep: opts.keep },
+      machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGb: round(totalmem() / 2 ** 30), loadavgBefore: loadBefore, loadavgAfter: loadavg().map((n) => round(n, 2)) },
+      git: gitDescribe(),
+      database: store.describe,
+      startup,
+      rssMb: { afterWarmup: afterWarmup.map(({ role, pid, mb }) => ({ role, pid, mb })), afterRun: afterRun.map(({ role, pid, mb }) => ({ role, pid, mb })) },
+      scenarios,
+      invariants,
+      targets: [],
+      stop: { code: stopped.code, signal: stopped.signal, stopMs: round(stopped.stopMs) },
+      ...(cpuProfiles ? { cpuProfiles } : {}),
+    };
+    result.targets = evaluateTargets(result);
+    if (opts.strict) for (const t of result.targets) if (t.met === false) failures.push(`target missed: ${t.name} ${t.target} (measured ${t.value})`);
+    result.ok = failures.length === 0;
+
+    mkdirSync(opts.out, { recursive: true });
+    const suffix = opts.processes > 1 ? `${opts.store}-${opts.processes}p` : opts.store;
+    result.file = join(opts.out, `${stamp(started)}-${suffix}.json`);
+    writeFileSync(result.file, `${JSON.stringify(result, null, 2)}\n`);
+    return result;
+  } finally {
+    if (server) await server.stop().catch(() => {});
+    if (bare) await bare.stop().catch(() => {});
+    await new Promise((r) => log.end(r));
+    if (store && !opts.keep) await store.drop().catch((err: unknown) => progress(`could not drop the bench database: ${(err as Error).message}`));
+    if (!opts.keep) rmSync(tmp, { recursive: true, force: true });
+    else progress(`kept ${tmp} (server log: ${logFile})`);
+  }
+}
+
+function evaluateTargets(r: BenchResult): BenchResult['targets'] {
+  const sc = (n: ScenarioName) => r.scenarios.find((s) => s.name === n);
+  const serving = r.rssMb.afterRun.filter((p) => p.role !== 'primary');
+  const maxRss = serving.length && serving.every((p) => p.mb !== null) ? Math.max(...serving.map((p) => p.mb!)) : null;
+  // Targets are for SQLite on a 2-core machine; on PostgreSQL the figures are only reported.
+  const applies = r.store === 'sqlite';
+  const check = (name: string, target: string, value: number | null | undefined, unit: string, met: (v: number) => boolean, extra = true) => ({
+    name,
+    target,
+    value: value === null || value === undefined ? 'n/a' : `${value}${unit}`,
+    met: !applies || value === null || value === undefined ? null : met(value) && extra,
+  });
+  const lookup = sc('lookup');
+  const customer = sc('customer');
+  const payment = sc('payment');
+  const out = [
+    check('lookup throughput', `≥ ${TARGETS.lookupRatio} × bare`, lookup?.ratioToBare, ' × bare', (v) => v >= TARGETS.lookupRatio),
+    check('lookup p99', `< ${TARGETS.lookupP99Ms} ms at 32 connections`, r.options.connections === 32 ? lookup?.latencyMs.p99 : null, ' ms', (v) => v < TARGETS.lookupP99Ms),
+    check('GET /customers/{id} throughput', `≥ ${TARGETS.customerRatio} × bare`, customer?.ratioToBare, ' × bare', (v) => v >= TARGETS.customerRatio),
+    check('payment flows', `≥ ${TARGETS.paymentRatio} × bare, invariants holding`, payment?.ratioToBare, ' × bare', (v) => v >= TARGETS.paymentRatio, r.invariants?.ok !== false),
+    check('start-up to 200 /healthz', `< ${TARGETS.startupMs} ms on an existing database`, r.startup.restartMs, ' ms', (v) => v < TARGETS.startupMs),
+    check('RSS after the run', `< ${TARGETS.rssMb} MB per server process`, maxRss, ' MB', (v) => v < TARGETS.rssMb),
+  ];
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Report
+
+export function formatReport(r: BenchResult): string {
+  const lines: string[] = [];
+  const o = r.options;
+  lines.push(
+    `Payments Service benchmark: ${r.store}, ${r.processes} server process${r.processes > 1 ? 'es (node:cluster)' : ''}, ${o.connections} connections, ${o.duration} s per scenario (warm-up ${o.warmup} s), server ${o.server}`,
+  );
+  lines.push(`node ${r.machine.node}, ${r.machine.cpus} CPUs (${r.machine.cpuModel}), load average ${r.machine.loadavgBefore.join(' ')} before, ${r.machine.loadavgAfter.join(' ')} after`);
+  lines.push('');
+  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× bare'];
+  const rows = r.scenarios.map((s) => [
+    s.label,
+    `${s.rps.toLocaleString('en-US')}${s.name === 'payment' ? ' flows/s' : ''}`,
+    String(s.latencyMs.p50),
+    String(s.latencyMs.p99),
+    String(s.errors.total),
+    s.ratioToBare === null ? '–' : s.ratioToBare.toFixed(3),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  lines.push(fmt(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt));
+  lines.push('');
+  lines.push(`start-up to 200 /healthz: ${r.startup.restartMs} ms on the existing database (first start, empty database: ${r.startup.firstStartMs} ms; graceful stop: ${r.startup.firstStopMs} ms)`);
+  const rss = (list: BenchResult['rssMb']['afterRun']) => list.map((p) => `${p.role} ${p.mb ?? '?'} MB`).join(', ');
+  lines.push(`resident memory: after warm-up ${rss(r.rssMb.afterWarmup)}; after the run ${rss(r.rssMb.afterRun)}`);
+  if (r.invariants) {
+    const i = r.invariants;
+    lines.push(
+      `ledger invariants after the payment flow: ${i.ok ? 'hold' : 'BROKEN'} (${i.counts.entries} entries, ${i.counts.postings} postings, ${i.counts.balances} balance rows; transactions ${JSON.stringify(i.transactionsByStatus)}, jobs ${JSON.stringify(i.jobsByStatus)})`,
+    );
+  }
+  if (r.stop) lines.push(`stop after the run: exit ${r.stop.code}${r.stop.signal ? ` (${r.stop.signal})` : ''} in ${r.stop.stopMs} ms`);
+  lines.push('');
+  lines.push(r.store === 'sqlite' ? 'targets (2-core machine):' : 'targets: none on PostgreSQL (figures reported only)');
+  if (r.store === 'sqlite') for (const t of r.targets) lines.push(`  ${t.met === null ? '·' : t.met ? '✓' : '✗'} ${t.name}: ${t.target}; measured ${t.value}`);
+  for (const p of r.cpuProfiles ?? []) lines.push('', formatProfileSummary(p));
+  lines.push('');
+  lines.push(r.ok ? `OK: results in ${r.file}` : `FAILED:\n${r.failures.map((f) => `  - ${f}`).join('\n')}\nresults in ${r.file}`);
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  let opts: BenchOptions | undefined;
+  try {
+    opts = parseOptions(argv);
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (!opts) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const result = await runBench(opts);
+  process.stdout.write(`${formatReport(result)}\n`);
+  return result.ok ? 0 : 1;
+}
+
+if (process.argv[1] && /bench[/\\]run\.(ts|js)$/.test(process.argv[1])) {
+  process.on('SIGINT', () => process.exit(130));
+  process.on('SIGTERM', () => process.exit(143));
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
