@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { beneficialOwnersRoutes } from './beneficial-owners/routes.js';
 import { configRoutes } from './config/routes.js';
 import { contactVerificationRoutes } from './contact-verification/routes.js';
+import { cryptoRoutes } from './crypto/routes.js';
 import { legalPages } from './customers/pages.js';
 import { customersRoutes } from './customers/routes.js';
 import { discoveriesRoutes } from './discoveries/routes.js';
@@ -48,6 +49,7 @@ export const apiPlugins: readonly Plugin[] = [
   internalAccountsRoutes,
   sandboxFundingRoutes,
   quotesRoutes,
+  cryptoRoutes,
   transactionsRoutes,
   webhookRoutes,
   sandboxClockRoutes,
