@@ -20,7 +20,7 @@ interface Tx {
   settledAt?: string;
   quoteId?: string;
   pendingReason?: string;
-  source: Record<string, unknown>;
+  source: Record<string, unknown> & { onChainTransaction?: { transactionHash: string; network: string } };
   destination: Record<string, unknown> & { onChainTransaction?: { transactionHash: string; network: string } };
   sentAmount: { amount: number; currency: { code: string } };
   receivedAmount?: { amount: number; currency: { code: string } };
@@ -433,6 +433,31 @@ describe(`payment outcomes (${STORE})`, () => {
       expect((await quoteOf(q.id)).status).toBe('PROCESSING');
       const again = envelope(await send({ quoteId: q.id, currencyCode: 'USD' }), 400, 'QUOTE_REQUEST_FAILED');
       expect(again.details).toMatchObject({ reason: 'NOT_AWAITING_FUNDS' });
+      await advance(1);
+      expect((await tx(q.transactionId)).status).toBe('COMPLETED');
+      await assertLedgerInvariants(t.store);
+    });
+
+    it('a crypto deposit names its network (required for stablecoins) and reports its on-chain funding leg', async () => {
+      const c = await newCustomer(t, ['USD']);
+      const ext = await usdExternal(t, c.id);
+      const body = (source: Record<string, unknown>) => ({
+        source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC', customerId: c.id, ...source },
+        destination: { destinationType: 'ACCOUNT', accountId: ext },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 20_000_000,
+      });
+      const missing = envelope(await t.call('POST', '/quotes', body({})), 400, 'INVALID_INPUT');
+      expect((missing.details as { errors: Array<{ field: string; constraint: { enum: string[] } }> }).errors[0]).toMatchObject({ field: 'source.cryptoNetwork' });
+      envelope(await t.call('POST', '/quotes', body({ cryptoNetwork: 'BITCOIN' })), 400, 'INVALID_INPUT');
+      const res = await t.call('POST', '/quotes', body({ cryptoNetwork: 'SOLANA' }));
+      expect(res.statusCode, res.body).toBe(201);
+      const q = res.json() as QuoteBody & { paymentInstructions: unknown[] };
+      expect(q.source).toMatchObject({ sourceType: 'REALTIME_FUNDING', currency: 'USDC', cryptoNetwork: 'SOLANA' });
+      expect(q.paymentInstructions.length).toBeGreaterThan(0);
+      const sent = await send({ quoteId: q.id, currencyCode: 'USDC' });
+      expect(sent.statusCode, sent.body).toBe(200);
+      expect((sent.json() as Tx).source.onChainTransaction).toEqual({ network: 'SOLANA', transactionHash: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{40,}$/) });
       await advance(1);
       expect((await tx(q.transactionId)).status).toBe('COMPLETED');
       await assertLedgerInvariants(t.store);

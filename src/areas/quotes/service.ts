@@ -28,6 +28,7 @@ import {
   UMA_DESTINATION_OUTCOMES,
 } from '../../sandbox/payment-outcomes.js';
 import { assertCounterpartyStep, parseUmaAddress, umaCounterparty } from '../../sandbox/uma.js';
+import { networksCarrying } from '../../sandbox/withdrawal-fees.js';
 import { hasEndUserTermsOnFile } from '../customers/service.js';
 import { findCustomer } from '../customers/store.js';
 import { pairRate, platformFee } from '../exchange-rates/service.js';
@@ -38,7 +39,7 @@ import { ensureClearingAccount } from '../ledger/service.js';
 import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
 import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { type Flow, type NewPayment, type PaymentDeps, startPayment } from '../transactions/payments.js';
+import { type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment } from '../transactions/payments.js';
 import type { AnyTransaction } from '../transactions/schemas.js';
 import type { TransactionRow } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
@@ -151,10 +152,19 @@ async function resolvePayer(db: Db, platform: PlatformRow, source: QuoteRequest[
     if (!findCurrency(currency) || !hasRate(currency)) {
       throw apiError(400, 'INVALID_CURRENCY', `The sandbox cannot take real-time funding in ${source.currency}`, { field: 'source.currency', currency: source.currency });
     }
+    // A crypto deposit names its network (required for stablecoins); fiat has none.
+    const networks = findCurrency(currency)!.kind === 'CRYPTO' ? networksCarrying(currency) : [];
+    const network = source.cryptoNetwork?.toUpperCase();
+    if (networks.length > 0 && network === undefined && (currency === 'USDC' || currency === 'USDT')) {
+      throw invalidInput([{ field: 'source.cryptoNetwork', constraint: { enum: networks }, message: `is required for a ${currency} deposit` }]);
+    }
+    if (network !== undefined && !(networks as string[]).includes(network)) {
+      throw invalidInput([{ field: 'source.cryptoNetwork', constraint: { enum: networks }, message: networks.length > 0 ? `does not carry ${currency}` : `applies to crypto currencies only, not ${currency}` }]);
+    }
     if (source.customerId !== undefined) {
       if (!isIdOf('Customer', source.customerId) || !(await findCustomer(db, platform.id, source.customerId))) throw notFound('USER_NOT_FOUND', 'Customer', source.customerId);
     }
-    return { kind: 'REALTIME', currency, customerId: source.customerId ?? null, cryptoNetwork: source.cryptoNetwork };
+    return { kind: 'REALTIME', currency, customerId: source.customerId ?? null, cryptoNetwork: network ?? networks[0] };
   }
   const id = source.accountId;
   if (id.startsWith('ExternalAccount:')) {
@@ -514,10 +524,15 @@ async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAc
     platformCustomerId = customer?.platform_customer_id ?? row.customer_id;
   }
   const quoteDest = JSON.parse(row.destination) as Record<string, unknown>;
-  const source =
+  const source: Record<string, unknown> =
     row.source_type === 'REALTIME_FUNDING'
       ? { sourceType: 'REALTIME_FUNDING', currency: row.sending_currency, ...(row.customer_id !== null ? { customerId: row.customer_id } : {}) }
       : { sourceType: 'ACCOUNT', accountId: row.source_account_id, currency: row.sending_currency };
+  // Crypto funds arrived on chain: the funding leg's hash (Lightning is off chain).
+  const network = (JSON.parse(row.source) as { cryptoNetwork?: string }).cryptoNetwork;
+  if (row.source_type === 'REALTIME_FUNDING' && network !== undefined && network !== 'LIGHTNING') {
+    source.onChainTransaction = { transactionHash: sandboxHash(`funding|${row.transaction_id}`, network === 'SOLANA' ? 'base58' : network === 'BITCOIN' || network === 'SPARK' || network === 'TRON' ? 'hex' : 'evm'), network };
+  }
   const destination =
     row.destination_type === 'UMA_ADDRESS'
       ? { destinationType: 'UMA_ADDRESS', umaAddress: quoteDest.umaAddress, currency: row.receiving_currency }
