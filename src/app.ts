@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { adminPlugins, apiPlugins, pagePlugins } from './areas/index.js';
 import type { WebhookDeliverer } from './areas/webhooks/service.js';
 import { registerPaymentJobs } from './areas/transactions/payments.js';
+import { registerIncomingPayments } from './areas/incoming-payments/service.js';
 import { registerAccountHooks } from './areas/internal-accounts/service.js';
 import { API_VERSION, type Config } from './config.js';
 import { type AgentResolver, allows, authenticate } from './kernel/auth.js';
@@ -58,6 +59,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   app.decorate('deps', deps);
   registerAccountHooks(deps.hooks);
   registerPaymentJobs(deps.jobs, deps.store);
+  registerIncomingPayments(deps);
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
   app.setValidatorCompiler(validatorCompiler);

@@ -12,6 +12,7 @@ import { externalAccountLookupRoutes } from './external-account-lookup/routes.js
 import { ownershipVerificationPages } from './external-accounts/pages.js';
 import { externalAccountsRoutes } from './external-accounts/routes.js';
 import { internalAccountsRoutes } from './internal-accounts/routes.js';
+import { incomingPaymentsRoutes } from './incoming-payments/routes.js';
 import { hostedKycPages } from './kyc-links/pages.js';
 import { kycLinkRoutes } from './kyc-links/routes.js';
 import { adminRoutes } from './platforms/routes.js';
@@ -51,6 +52,7 @@ export const apiPlugins: readonly Plugin[] = [
   quotesRoutes,
   cryptoRoutes,
   transactionsRoutes,
+  incomingPaymentsRoutes,
   webhookRoutes,
   sandboxClockRoutes,
 ] as Plugin[];

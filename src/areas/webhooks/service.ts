@@ -33,6 +33,8 @@ import {
 // anything else (3xx included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of
 // the platform's sandbox clock, then the delivery is FAILED. One resource's deliveries go out
 // in event order. State lives in the database, so a restart resumes where it stopped.
+// An area may read the answers to one event type (onDeliveryAnswered): the payment approval
+// webhook is answered 200 / 202 / 403 / 422, and those answers are decisions, not failures.
 
 /** Delay before retry n (after attempt n fails); each gets up to +10 % jitter. About 27 h in all. */
 export const RETRY_SCHEDULE_MS = [10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 43_200_000] as const;
@@ -41,6 +43,8 @@ export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Response bodies are kept up to this many characters. */
 export const RESPONSE_BODY_LIMIT = 1024;
+/** An answer handler (below) sees up to this many characters of the response body. */
+export const ANSWER_BODY_LIMIT = 64 * 1024;
 const USER_AGENT = 'PaymentsService-Webhooks/2025-10-13';
 
 export interface SendOutcome {
@@ -48,6 +52,8 @@ export interface SendOutcome {
   error: string | null;
   latencyMs: number;
   responseBody: string | null;
+  /** The body as an answer handler reads it (up to ANSWER_BODY_LIMIT characters); never stored. */
+  answerBody?: string | null;
   ok: boolean;
 }
 
@@ -65,12 +71,12 @@ export async function postSigned(url: string, body: string, privateKeyHex: strin
     });
     let text: string | null = null;
     try {
-      text = (await res.text()).slice(0, RESPONSE_BODY_LIMIT);
+      text = (await res.text()).slice(0, ANSWER_BODY_LIMIT);
     } catch {
       text = null;
     }
     const ok = res.status >= 200 && res.status < 300;
-    return { statusCode: res.status, error: ok ? null : `HTTP ${res.status}`, latencyMs: latency(), responseBody: text, ok };
+    return { statusCode: res.status, error: ok ? null : `HTTP ${res.status}`, latencyMs: latency(), responseBody: text === null ? null : text.slice(0, RESPONSE_BODY_LIMIT), answerBody: text, ok };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
     const message =
@@ -78,6 +84,27 @@ export async function postSigned(url: string, body: string, privateKeyHex: strin
     return { statusCode: null, error: message, latencyMs: latency(), responseBody: null, ok: false };
   }
 }
+
+/**
+ * What an endpoint answered to one attempt, as an answer handler sees it. The handler runs
+ * after the POST, with no transaction of the deliverer open (it opens its own), before the
+ * attempt is recorded.
+ */
+export interface DeliveryAnswer {
+  delivery: DeliveryRow;
+  attempt: number;
+  /** The endpoint the attempt went to; null when the platform had none any more. */
+  endpoint: string | null;
+  outcome: SendOutcome;
+}
+
+/**
+ * How an answer settles the delivery: `DELIVERED` (the answer is acknowledged, whatever
+ * its status) or `FAILED` (for good, no retry); undefined keeps the usual rules. A 2xx is
+ * always DELIVERED.
+ */
+export type AnswerVerdict = 'DELIVERED' | 'FAILED' | undefined;
+export type AnswerHandler = (answer: DeliveryAnswer) => Promise<AnswerVerdict>;
 
 export interface DelivererOptions {
   timeoutMs?: number;
@@ -90,6 +117,7 @@ export class WebhookDeliverer {
   private readonly pollMs: number;
   private readonly worker: PollingLoop;
   private unsubscribe: (() => void) | undefined;
+  private readonly answerHandlers = new Map<string, AnswerHandler>();
 
   constructor(
     private readonly store: Store,
@@ -108,6 +136,17 @@ export class WebhookDeliverer {
 
   useLogger(log: FastifyBaseLogger): void {
     this.log = log;
+  }
+
+  /**
+   * Let an area act on what the endpoint answers to the deliveries of one event type: the
+   * incoming-payments area reads the platform's approval decision from the answer to
+   * INCOMING_PAYMENT.PENDING (docs/webhooks.md, "Answers that decide"). One handler per type.
+   * A handler that throws is logged and the usual rules apply.
+   */
+  onDeliveryAnswered(type: string, handler: AnswerHandler): void {
+    if (this.answerHandlers.has(type)) throw new Error(`an answer handler for ${type} is already registered`);
+    this.answerHandlers.set(type, handler);
   }
 
   /**
@@ -139,6 +178,18 @@ export class WebhookDeliverer {
       outcome = await postSigned(material.endpoint, material.payload, material.privateKey, this.timeoutMs);
     }
 
+    // An area that reads answers to this event type decides first, in its own transaction.
+    let verdict: AnswerVerdict;
+    const handler = material ? this.answerHandlers.get(row.type) : undefined;
+    if (handler) {
+      try {
+        verdict = await handler({ delivery: row, attempt: attempts, endpoint: material?.endpoint ?? null, outcome });
+      } catch (err) {
+        this.log?.error({ err, deliveryId: row.id, type: row.type }, 'webhook answer handler failed');
+      }
+    }
+    const acknowledged = outcome.ok || verdict === 'DELIVERED';
+
     await this.store.db.transaction().execute(async (trx) => {
       const nowMs = this.clock.nowMs() + (await platformOffset(trx, row.platform_id));
       const at = iso(nowMs);
@@ -150,18 +201,18 @@ export class WebhookDeliverer {
         url,
         started_at: startedAt,
         status_code: outcome.statusCode,
-        error: outcome.error,
+        error: acknowledged ? null : outcome.error,
         latency_ms: outcome.latencyMs,
         response_body: outcome.responseBody,
       };
       await insertAttempt(trx, attempt);
-      const base = { last_status_code: outcome.statusCode, last_error: outcome.error, updated_at: at };
-      if (outcome.ok) {
+      const base = { last_status_code: outcome.statusCode, last_error: acknowledged ? null : outcome.error, updated_at: at };
+      if (acknowledged && material?.endpoint) {
         await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
       } else if (material && !material.endpoint) {
         // The endpoint was removed meanwhile: kept, like an event emitted with no endpoint.
         await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
-      } else if (attempts >= MAX_ATTEMPTS || !material) {
+      } else if (verdict === 'FAILED' || attempts >= MAX_ATTEMPTS || !material) {
         await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
         this.log?.warn({ deliveryId: row.id, attempts, err: outcome.error }, 'webhook delivery failed for good');
       } else {

@@ -1,0 +1,523 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listEvents, type StoredEvent } from '../../src/kernel/events.js';
+import { verifyWebhookSignature } from '../../src/index.js';
+import { ADMIN_KEY, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { assertLedgerInvariants } from '../ledger-invariants.js';
+import { balanceOf, newCustomer, otherPlatformAuth } from '../money-helpers.js';
+import { type Received as BaseReceived, Receiver as BaseReceiver } from '../webhook-receiver.js';
+
+// Incoming UMA payments (POST /sandbox/uma/receive) and the platform's approval, through
+// HTTP, with the platform's webhook endpoint a real HTTP receiver on a local port.
+
+type Received = Omit<BaseReceived, 'json'> & { json: { id: string; type: string; timestamp: string; data: Tx } };
+
+type Answer = number | { status: number; body?: unknown };
+type Behaviour = (r: Received, nth: number) => Answer;
+
+/** The platform's webhook endpoint: answers INCOMING_PAYMENT.PENDING with `approval`, everything else 200. */
+class Receiver extends BaseReceiver {
+  approval: Behaviour = () => 200;
+
+  constructor() {
+    super();
+    this.behave = (base) => {
+      const r = base as unknown as Received;
+      const answer: Answer = r.json.type === 'INCOMING_PAYMENT.PENDING' ? this.approval(r, this.pending().length) : 200;
+      const spec = typeof answer === 'number' ? { status: answer } : answer;
+      const text = spec.body === undefined ? '' : typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body);
+      return { status: spec.status, body: text, ...(text && typeof spec.body !== 'string' ? { contentType: 'application/json' } : {}) };
+    };
+  }
+
+  get received(): Received[] {
+    return this.got as unknown as Received[];
+  }
+
+  pending(): Received[] {
+    return this.received.filter((r) => r.json.type === 'INCOMING_PAYMENT.PENDING');
+  }
+
+  types(): string[] {
+    return this.got.map((r) => r.json.type);
+  }
+}
+
+interface Tx {
+  id: string;
+  status: string;
+  type: string;
+  direction: string;
+  customerId: string;
+  platformCustomerId: string;
+  source: { sourceType: string; umaAddress?: string; currency?: string };
+  destination: { destinationType: string; umaAddress?: string; currency?: string };
+  sentAmount: { amount: number; currency: { code: string } };
+  receivedAmount: { amount: number; currency: { code: string } };
+  exchangeRate?: number;
+  fees?: number;
+  failureReason?: string;
+  settledAt?: string;
+  refund?: { reference: string; initiatedAt: string; settledAt?: string; status: string; reason?: string };
+  counterpartyInformation?: Record<string, unknown>;
+  reconciliationInstructions?: { reference?: string };
+  requestedReceiverCustomerInfoFields?: Array<{ name: string; mandatory: boolean }>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+const SENDER = '$success.usd@sandbox.uma.money';
+const INFO_SENDER = '$receiver.info.usd@sandbox.uma.money';
+const REFUND_FAILS_SENDER = '$refund.fail.usd@sandbox.uma.money';
+
+describe(`incoming UMA payments (${STORE})`, () => {
+  let t: TestApp;
+  let rx: Receiver;
+  let customer: { id: string; umaAddress: string; usd: string; eur: string };
+
+  beforeEach(async () => {
+    t = await makeApp();
+    rx = await new Receiver().start();
+    const c = await newCustomer(t, ['USD', 'EUR']);
+    const umaAddress = ((await t.call('GET', `/customers/${encodeURIComponent(c.id)}`)).json() as { umaAddress: string }).umaAddress;
+    customer = { id: c.id, umaAddress, usd: c.accounts.USD!.id, eur: c.accounts.EUR!.id };
+  });
+
+  afterEach(async () => {
+    try {
+      await assertLedgerInvariants(t.store);
+    } finally {
+      await rx.stop();
+      await t.close();
+    }
+  });
+
+  const platformId = () => t.running.bootstrap.platform.id;
+
+  async function setEndpoint(url: string | null): Promise<void> {
+    const res = await t.call('PATCH', '/config', { webhookEndpoint: url });
+    expect(res.statusCode, res.body).toBe(200);
+  }
+
+  async function receive(amount: number, extra: Record<string, unknown> = {}): Promise<Tx> {
+    const res = await t.call('POST', '/sandbox/uma/receive', { senderUmaAddress: SENDER, customerId: customer.id, receivingCurrencyCode: 'USD', receivingCurrencyAmount: amount, ...extra });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as Tx;
+  }
+
+  async function getTx(id: string): Promise<Tx> {
+    const res = await t.call('GET', `/transactions/${encodeURIComponent(id)}`);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as Tx;
+  }
+
+  async function events(resourceId: string): Promise<StoredEvent[]> {
+    return listEvents(t.store.db, platformId(), { resourceId });
+  }
+
+  async function eventTypes(resourceId: string): Promise<string[]> {
+    return (await events(resourceId)).map((e) => e.type);
+  }
+
+  async function advance(seconds: number): Promise<void> {
+    const res = await t.call('POST', '/sandbox/clock/advance', { seconds });
+    expect(res.statusCode, res.body).toBe(200);
+  }
+
+  async function deliveriesOf(resourceId: string): Promise<Array<{ type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }>> {
+    const res = await t.app.inject({ method: 'GET', url: `/admin/platforms/${platformId()}/webhook-deliveries?resourceId=${encodeURIComponent(resourceId)}&limit=100`, headers: admin });
+    expect(res.statusCode).toBe(200);
+    return (res.json() as { data: Array<{ type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }> }).data.reverse();
+  }
+
+  /** The last event's data is the transaction exactly as GET shows it. */
+  async function expectLastEventIsTransaction(id: string): Promise<void> {
+    const all = await events(id);
+    expect(all.at(-1)!.payload.data).toEqual(await getTx(id));
+  }
+
+  it('no webhook endpoint: approved at once and credited', async () => {
+    const tx = await receive(12_345);
+    expect(tx).toMatchObject({
+      status: 'COMPLETED',
+      type: 'INCOMING',
+      direction: 'CREDIT',
+      customerId: customer.id,
+      source: { sourceType: 'UMA_ADDRESS', umaAddress: SENDER, currency: 'USD' },
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: customer.umaAddress, currency: 'USD' },
+      sentAmount: { amount: 12_345, currency: { code: 'USD' } },
+      receivedAmount: { amount: 12_345, currency: { code: 'USD' } },
+      fees: 0,
+      counterpartyInformation: { FULL_NAME: 'John Sender', BIRTH_DATE: '1985-06-15', NATIONALITY: 'US' },
+    });
+    expect(tx.id).toMatch(/^Transaction:/);
+    expect(tx.reconciliationInstructions?.reference).toMatch(/^REF-[0-9A-F]{12}$/);
+    expect(tx.settledAt).toBeDefined();
+    expect(tx.failureReason).toBeUndefined();
+    expect(tx.refund).toBeUndefined();
+    expect(tx.requestedReceiverCustomerInfoFields).toBeUndefined();
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 12_345, total: 12_345 });
+
+    const evs = await events(tx.id);
+    expect(evs.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    expect((evs[0]!.payload.data as Tx).status).toBe('PENDING');
+    await expectLastEventIsTransaction(tx.id);
+    expect((await listEvents(t.store.db, platformId(), { resourceId: customer.usd })).map((e) => e.type)).toEqual([
+      'INTERNAL_ACCOUNT.BALANCE_UPDATED',
+      'INTERNAL_ACCOUNT.BALANCE_UPDATED',
+    ]);
+    expect((await getTx(tx.id)).status).toBe('COMPLETED');
+    const list = (await t.call('GET', '/transactions?type=INCOMING')).json() as { data: Tx[] };
+    expect(list.data.map((x) => x.id)).toContain(tx.id);
+
+    // Never pending platform approval: nothing to approve or reject.
+    const approve = envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    expect(approve.details).toMatchObject({ transactionId: tx.id, status: 'COMPLETED' });
+    envelope(await t.call('POST', `/transactions/${tx.id}/reject`, { reason: 'late' }), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+  });
+
+  it('200 approves; the receiver data the sender asked for is stored', async () => {
+    await setEndpoint(rx.url);
+    const info = { NATIONALITY: 'US', POSTAL_ADDRESS: { line1: '2 Receiver Road', city: 'Austin', postalCode: '73301', country: 'US' } };
+    rx.approval = () => ({ status: 200, body: { receiverCustomerInfo: info } });
+    const tx = await receive(50_000, { senderUmaAddress: INFO_SENDER, customerId: undefined, receiverUmaAddress: customer.umaAddress.toUpperCase() });
+    expect(tx.status).toBe('PENDING');
+    expect(tx.settledAt).toBeUndefined();
+    expect(tx.requestedReceiverCustomerInfoFields).toEqual([
+      { name: 'NATIONALITY', mandatory: true },
+      { name: 'POSTAL_ADDRESS', mandatory: false },
+    ]);
+    expect(tx.counterpartyInformation?.FULL_NAME).toBe('Ines Inquirer');
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 50_000 });
+
+    await t.running.webhooks.runDue();
+    const [request] = rx.pending();
+    expect(request!.json.data).toEqual(tx);
+    const pem = ((await t.call('GET', '/sandbox/webhooks/public-key')).json() as { publicKey: string }).publicKey;
+    expect(verifyWebhookSignature(request!.body, request!.headers['x-service-signature'] as string, pem)).toBe(true);
+
+    const done = await getTx(tx.id);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.settledAt).toBeDefined();
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 50_000, total: 50_000 });
+    const row = await t.store.db.selectFrom('transactions').select(['receiver_customer_info', 'flow']).where('id', '=', tx.id).executeTakeFirstOrThrow();
+    expect(JSON.parse(row.receiver_customer_info!)).toEqual(info);
+    expect(row.flow).toBe('UMA_INCOMING');
+    expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    await expectLastEventIsTransaction(tx.id);
+    // The answer was the decision; then the COMPLETED event went out too.
+    expect((await deliveriesOf(tx.id)).map((d) => [d.type, d.status, d.attempts])).toEqual([
+      ['INCOMING_PAYMENT.PENDING', 'DELIVERED', 1],
+      ['INCOMING_PAYMENT.COMPLETED', 'DELIVERED', 1],
+    ]);
+    expect(rx.types().filter((x) => x.startsWith('INCOMING_PAYMENT'))).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    // The timeout job at the deadline finds nothing to do.
+    await advance(10);
+    expect((await getTx(tx.id)).status).toBe('COMPLETED');
+  });
+
+  it('200 without the mandatory receiver data fails (MISSING_MANDATORY_PAYEE_DATA) and is refunded', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => ({ status: 200, body: { receiverCustomerInfo: { POSTAL_ADDRESS: 'somewhere' } } });
+    const tx = await receive(7_000, { senderUmaAddress: INFO_SENDER });
+    await t.running.webhooks.runDue();
+    const failed = await getTx(tx.id);
+    expect(failed).toMatchObject({ status: 'FAILED', failureReason: 'MISSING_MANDATORY_PAYEE_DATA', refund: { status: 'PENDING', reason: 'TRANSACTION_FAILED' } });
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 7_000 });
+    await advance(2);
+    expect((await getTx(tx.id)).refund?.status).toBe('COMPLETED');
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+  });
+
+  it('403 rejects: REJECTED, refunded to the sender (REFUND_PENDING, then REFUND_COMPLETED a second later)', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => ({ status: 403, body: { status: 403, code: 'FORBIDDEN', message: 'no', reason: 'RESTRICTED_JURISDICTION' } });
+    const tx = await receive(20_000);
+    expect(tx.status).toBe('PENDING');
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 20_000 });
+    await t.running.webhooks.runDue();
+
+    const rejected = await getTx(tx.id);
+    expect(rejected).toMatchObject({ status: 'REJECTED', failureReason: 'COMPLIANCE_REJECTED' });
+    expect(rejected.refund).toEqual({ reference: expect.stringMatching(/^REFUND-[0-9A-F]{12}$/), initiatedAt: rejected.updatedAt, status: 'PENDING', reason: 'TRANSACTION_FAILED' });
+    expect(rejected.settledAt).toBeUndefined();
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 20_000 });
+    expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.FAILED', 'INCOMING_PAYMENT.REFUND_PENDING']);
+    await expectLastEventIsTransaction(tx.id);
+    // The 403 is an answer, not a failed delivery: nothing is retried.
+    expect((await deliveriesOf(tx.id))[0]).toMatchObject({ type: 'INCOMING_PAYMENT.PENDING', status: 'DELIVERED', attempts: 1, lastStatusCode: 403, lastError: null });
+
+    await advance(1);
+    const refunded = await getTx(tx.id);
+    expect(refunded.status).toBe('REJECTED');
+    expect(refunded.refund).toMatchObject({ status: 'COMPLETED', settledAt: expect.any(String) });
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+    expect(await eventTypes(tx.id)).toEqual([
+      'INCOMING_PAYMENT.PENDING',
+      'INCOMING_PAYMENT.FAILED',
+      'INCOMING_PAYMENT.REFUND_PENDING',
+      'INCOMING_PAYMENT.REFUND_COMPLETED',
+    ]);
+    await expectLastEventIsTransaction(tx.id);
+    expect(rx.types().filter((x) => x.startsWith('INCOMING_PAYMENT'))).toEqual([
+      'INCOMING_PAYMENT.PENDING',
+      'INCOMING_PAYMENT.FAILED',
+      'INCOMING_PAYMENT.REFUND_PENDING',
+      'INCOMING_PAYMENT.REFUND_COMPLETED',
+    ]);
+    // The platform's reason is kept with the refund's ledger entry.
+    const entries = await t.store.db.selectFrom('ledger_entries').select(['kind', 'memo', 'idempotency_key']).where('reference_id', '=', tx.id).orderBy('id').execute();
+    expect(entries.map((e) => [e.kind, e.idempotency_key])).toEqual([
+      ['UMA_RECEIVE', `uma_receive:${tx.id}`],
+      ['UMA_REFUND', `uma_refund:${tx.id}`],
+    ]);
+    expect(entries[1]!.memo).toContain('RESTRICTED_JURISDICTION');
+    envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+  });
+
+  it('422 asks for more counterparty information: the sender supplies it, and a 200 to the new request approves', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = (_r, nth) => (nth === 1 ? { status: 422, body: { status: 422, code: 'MISSING_INFO', message: 'more', requiredFields: ['TAX_ID', 'POSTAL_ADDRESS'] } } : 200);
+    const tx = await receive(30_000);
+    expect(tx.counterpartyInformation).not.toHaveProperty('TAX_ID');
+    await t.running.webhooks.runDue();
+
+    const requests = rx.pending();
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.json.data.status).toBe('PENDING');
+    expect(requests[1]!.json.data.counterpartyInformation).toMatchObject({
+      FULL_NAME: 'John Sender',
+      TAX_ID: expect.any(String),
+      POSTAL_ADDRESS: { line1: expect.any(String), postalCode: expect.any(String), country: 'US' },
+    });
+    const done = await getTx(tx.id);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.counterpartyInformation).toEqual(requests[1]!.json.data.counterpartyInformation);
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 30_000, total: 30_000 });
+    expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    await expectLastEventIsTransaction(tx.id);
+  });
+
+  it('a second 422 fails the payment (PAY_REQUEST_FAILED) and refunds it', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => ({ status: 422, body: { requiredFields: ['PHONE_NUMBER'] } });
+    const tx = await receive(9_900);
+    await t.running.webhooks.runDue();
+    expect(rx.pending()).toHaveLength(2);
+    expect(rx.pending()[1]!.json.data.counterpartyInformation).toMatchObject({ PHONE_NUMBER: expect.stringMatching(/^\+\d+$/) });
+    const failed = await getTx(tx.id);
+    expect(failed).toMatchObject({ status: 'FAILED', failureReason: 'PAY_REQUEST_FAILED', refund: { status: 'PENDING' } });
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 9_900 });
+    await advance(1);
+    expect((await getTx(tx.id)).refund?.status).toBe('COMPLETED');
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+    expect(await eventTypes(tx.id)).toEqual([
+      'INCOMING_PAYMENT.PENDING',
+      'INCOMING_PAYMENT.PENDING',
+      'INCOMING_PAYMENT.FAILED',
+      'INCOMING_PAYMENT.REFUND_PENDING',
+      'INCOMING_PAYMENT.REFUND_COMPLETED',
+    ]);
+  });
+
+  it('202 defers: POST /approve completes it', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => 202;
+    const tx = await receive(15_000, { senderUmaAddress: INFO_SENDER });
+    await t.running.webhooks.runDue();
+    expect((await getTx(tx.id)).status).toBe('PENDING');
+    expect((await deliveriesOf(tx.id))[0]).toMatchObject({ status: 'DELIVERED', lastStatusCode: 202 });
+
+    // The mandatory receiver data the sender asked for is required: 400, still pending.
+    const missing = envelope(await t.call('POST', `/transactions/${tx.id}/approve`, { receiverCustomerInfo: { POSTAL_ADDRESS: 'x' } }), 400, 'INVALID_INPUT');
+    expect((missing.details!.errors as Array<{ field: string }>).map((e) => e.field)).toEqual(['receiverCustomerInfo.NATIONALITY']);
+    expect((await getTx(tx.id)).status).toBe('PENDING');
+
+    const res = await t.call('POST', `/transactions/${tx.id}/approve`, { receiverCustomerInfo: { NATIONALITY: 'MX' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const approved = res.json() as Tx;
+    expect(approved).toMatchObject({ id: tx.id, status: 'COMPLETED', type: 'INCOMING' });
+    expect(approved).toEqual(await getTx(tx.id));
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 15_000, total: 15_000 });
+    const row = await t.store.db.selectFrom('transactions').select('receiver_customer_info').where('id', '=', tx.id).executeTakeFirstOrThrow();
+    expect(JSON.parse(row.receiver_customer_info!)).toEqual({ NATIONALITY: 'MX' });
+    expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    await expectLastEventIsTransaction(tx.id);
+
+    envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    envelope(await t.call('POST', `/transactions/${tx.id}/reject`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    await advance(6);
+    expect((await getTx(tx.id)).status).toBe('COMPLETED');
+  });
+
+  it('202 defers: POST /reject rejects and refunds', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => 202;
+    const tx = await receive(4_200);
+    await t.running.webhooks.runDue();
+    const res = await t.call('POST', `/transactions/${tx.id}/reject`, { reason: 'RESTRICTED_JURISDICTION' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'REJECTED', failureReason: 'COMPLIANCE_REJECTED', refund: { status: 'PENDING', reason: 'TRANSACTION_FAILED' } });
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 4_200 });
+    envelope(await t.call('POST', `/transactions/${tx.id}/reject`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    await advance(1);
+    expect((await getTx(tx.id)).refund?.status).toBe('COMPLETED');
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+    expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.FAILED', 'INCOMING_PAYMENT.REFUND_PENDING', 'INCOMING_PAYMENT.REFUND_COMPLETED']);
+    const memo = await t.store.db.selectFrom('ledger_entries').select('memo').where('idempotency_key', '=', `uma_refund:${tx.id}`).executeTakeFirstOrThrow();
+    expect(memo.memo).toContain('RESTRICTED_JURISDICTION');
+  });
+
+  it('202 and then silence: rejected after 5 seconds (PAYMENT_APPROVAL_TIMED_OUT) and refunded', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => 202;
+    const tx = await receive(6_000);
+    await t.running.webhooks.runDue();
+    await advance(4);
+    expect((await getTx(tx.id)).status).toBe('PENDING');
+    await advance(2);
+    const timedOut = await getTx(tx.id);
+    expect(timedOut).toMatchObject({ status: 'REJECTED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+    expect(timedOut.refund).toBeDefined();
+    await advance(1);
+    expect((await getTx(tx.id)).refund).toMatchObject({ status: 'COMPLETED', reason: 'TRANSACTION_FAILED' });
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+    expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.FAILED', 'INCOMING_PAYMENT.REFUND_PENDING', 'INCOMING_PAYMENT.REFUND_COMPLETED']);
+    await expectLastEventIsTransaction(tx.id);
+    const late = envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    expect(late.details).toMatchObject({ status: 'REJECTED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+  });
+
+  it('an approval after the deadline, before the timeout job ran, is 409 and times the payment out', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => 202;
+    const tx = await receive(1_000);
+    await t.running.webhooks.runDue();
+    t.clock.advance(5_000);
+    const late = envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    expect(late.details).toMatchObject({ status: 'REJECTED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+    expect((await getTx(tx.id)).status).toBe('REJECTED');
+    await advance(1);
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+  });
+
+  it('any other answer fails the payment at once (PAYMENT_APPROVAL_WEBHOOK_ERROR); the request is not retried', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => 500;
+    const tx = await receive(2_500);
+    await t.running.webhooks.runDue();
+    expect(await getTx(tx.id)).toMatchObject({ status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_WEBHOOK_ERROR', refund: { status: 'PENDING' } });
+    const [request] = await deliveriesOf(tx.id);
+    expect(request).toMatchObject({ type: 'INCOMING_PAYMENT.PENDING', status: 'FAILED', attempts: 1, lastStatusCode: 500 });
+    await advance(60);
+    expect(rx.pending()).toHaveLength(1);
+    expect((await getTx(tx.id)).refund?.status).toBe('COMPLETED');
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+  });
+
+  it('a sender whose refunds fail: REFUND_FAILED, the money stays pending on the account', async () => {
+    await setEndpoint(rx.url);
+    rx.approval = () => 403;
+    const tx = await receive(8_800, { senderUmaAddress: REFUND_FAILS_SENDER });
+    expect(tx.counterpartyInformation?.FULL_NAME).toBe('Rafe Refund');
+    await t.running.webhooks.runDue();
+    expect(await getTx(tx.id)).toMatchObject({ status: 'REJECTED', refund: { status: 'PENDING' } });
+    await advance(1);
+    const after = await getTx(tx.id);
+    expect(after.refund).toMatchObject({ status: 'FAILED', reason: 'TRANSACTION_FAILED' });
+    expect(after.refund?.settledAt).toBeUndefined();
+    expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.FAILED', 'INCOMING_PAYMENT.REFUND_PENDING', 'INCOMING_PAYMENT.REFUND_FAILED']);
+    await expectLastEventIsTransaction(tx.id);
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 8_800 });
+    await advance(3600);
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 8_800 });
+  });
+
+  it('a payment that never needed approval keeps the usual delivery rules for its PENDING event', async () => {
+    const tx = await receive(500);
+    await setEndpoint(rx.url);
+    rx.approval = () => 500;
+    expect((await deliveriesOf(tx.id))[0]).toMatchObject({ type: 'INCOMING_PAYMENT.PENDING', status: 'NO_ENDPOINT' });
+    const rows = await t.store.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', tx.id).where('type', '=', 'INCOMING_PAYMENT.PENDING').execute();
+    const res = await t.app.inject({ method: 'POST', url: `/admin/platforms/${platformId()}/webhook-deliveries/${rows[0]!.id}/redeliver`, headers: admin });
+    expect(res.statusCode).toBe(200);
+    await t.running.webhooks.runDue();
+    expect(rx.pending()).toHaveLength(1);
+    expect((await deliveriesOf(tx.id))[0]).toMatchObject({ status: 'PENDING', lastStatusCode: 500 });
+    expect((await getTx(tx.id)).status).toBe('COMPLETED');
+  });
+
+  it('pays another currency the customer holds; the sender pays in its own', async () => {
+    const tx = await receive(10_000, { receivingCurrencyCode: 'EUR' });
+    expect(tx.receivedAmount).toMatchObject({ amount: 10_000, currency: { code: 'EUR' } });
+    expect(tx.sentAmount.currency.code).toBe('USD');
+    expect(tx.sentAmount.amount).toBeGreaterThan(10_000);
+    expect(tx.exchangeRate).toBeGreaterThan(1);
+    expect(tx.destination).toEqual({ destinationType: 'UMA_ADDRESS', umaAddress: customer.umaAddress, currency: 'EUR' });
+    expect(await balanceOf(t, customer.eur)).toEqual({ available: 10_000, total: 10_000 });
+    expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+  });
+
+  it('approve / reject: unknown transactions are 404', async () => {
+    envelope(await t.call('POST', '/transactions/Transaction:019a0000-0000-7000-8000-000000000000/approve'), 404, 'TRANSACTION_NOT_FOUND');
+    envelope(await t.call('POST', '/transactions/nope/reject', { reason: 'x' }), 404, 'TRANSACTION_NOT_FOUND');
+    // Another platform's transaction is as unknown as a missing one.
+    const tx = await receive(100);
+    const other = await otherPlatformAuth(t);
+    envelope(await t.call('POST', `/transactions/${tx.id}/approve`, undefined, other), 404, 'TRANSACTION_NOT_FOUND');
+  });
+
+  describe('request validation', () => {
+    async function refused(body: unknown, status: number, code: string, headers?: Record<string, string>) {
+      return envelope(await t.call('POST', '/sandbox/uma/receive', body, headers), status, code);
+    }
+    const fields = (e: { details?: Record<string, unknown> }) => (e.details!.errors as Array<{ field: string }>).map((x) => x.field).sort();
+
+    it('every missing field is listed in one 400', async () => {
+      const e = await refused({}, 400, 'INVALID_INPUT');
+      expect(fields(e)).toEqual(['customerId', 'receiverUmaAddress', 'receivingCurrencyAmount', 'receivingCurrencyCode', 'senderUmaAddress']);
+      const e2 = await refused({ senderUmaAddress: 'nope', customerId: 'Customer:x', receivingCurrencyCode: 'XXX', receivingCurrencyAmount: 0, extra: 1 }, 400, 'INVALID_INPUT');
+      expect(fields(e2)).toEqual(['customerId', 'extra', 'receivingCurrencyAmount', 'receivingCurrencyCode', 'senderUmaAddress']);
+      await refused({ senderUmaAddress: SENDER, customerId: customer.id, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 1.5 }, 400, 'INVALID_INPUT');
+      await refused('[]', 400, 'INVALID_INPUT');
+    });
+
+    it('a malformed UMA address, or a sender that is not a sandbox one, is INVALID_UMA_ADDRESS', async () => {
+      const base = { customerId: customer.id, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 100 };
+      expect(fields(await refused({ ...base, senderUmaAddress: 'success.usd@sandbox.uma.money' }, 400, 'INVALID_UMA_ADDRESS'))).toEqual(['senderUmaAddress']);
+      expect(fields(await refused({ ...base, senderUmaAddress: '$alice@bank.example' }, 400, 'INVALID_UMA_ADDRESS'))).toEqual(['senderUmaAddress']);
+      expect(fields(await refused({ ...base, senderUmaAddress: SENDER, customerId: undefined, receiverUmaAddress: 'not an address' }, 400, 'INVALID_UMA_ADDRESS'))).toEqual([
+        'receiverUmaAddress',
+      ]);
+    });
+
+    it('unknown senders and receivers are 404; another platform’s customer too', async () => {
+      const base = { senderUmaAddress: SENDER, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 100 };
+      await refused({ ...base, customerId: customer.id, senderUmaAddress: '$nobody@sandbox.uma.money' }, 404, 'UMA_NOT_FOUND');
+      await refused({ ...base, customerId: customer.id, senderUmaAddress: '$success.xyz@sandbox.uma.money' }, 404, 'UMA_NOT_FOUND');
+      await refused({ ...base, customerId: 'Customer:019a0000-0000-7000-8000-000000000000' }, 404, 'USER_NOT_FOUND');
+      await refused({ ...base, receiverUmaAddress: '$nobody@nowhere.example' }, 404, 'USER_NOT_FOUND');
+      const other = await otherPlatformAuth(t);
+      await refused({ ...base, customerId: customer.id }, 404, 'USER_NOT_FOUND', other);
+      await refused({ ...base, receiverUmaAddress: customer.umaAddress }, 404, 'USER_NOT_FOUND', other);
+      const mismatch = await refused({ ...base, customerId: customer.id, receiverUmaAddress: '$someone.else@nowhere.example' }, 400, 'INVALID_INPUT');
+      expect(fields(mismatch)).toEqual(['receiverUmaAddress']);
+      const deleted = await t.call('DELETE', `/customers/${encodeURIComponent(customer.id)}`);
+      expect(deleted.statusCode).toBeLessThan(300);
+      await refused({ ...base, customerId: customer.id }, 404, 'USER_NOT_FOUND');
+    });
+
+    it('a currency the receiver has no internal account in is INVALID_CURRENCY', async () => {
+      const e = await refused({ senderUmaAddress: SENDER, customerId: customer.id, receivingCurrencyCode: 'GBP', receivingCurrencyAmount: 100 }, 400, 'INVALID_CURRENCY');
+      expect(e.details!.errors).toEqual([expect.objectContaining({ field: 'receivingCurrencyCode', constraint: { enum: ['USD', 'EUR'] } })]);
+    });
+
+    it('refused requests write nothing', async () => {
+      await refused({ senderUmaAddress: SENDER, customerId: customer.id, receivingCurrencyCode: 'GBP', receivingCurrencyAmount: 100 }, 400, 'INVALID_CURRENCY');
+      await refused({}, 400, 'INVALID_INPUT');
+      expect(await t.store.db.selectFrom('transactions').select('id').execute()).toEqual([]);
+      expect(await t.store.db.selectFrom('ledger_entries').select('id').execute()).toEqual([]);
+    });
+  });
+});
