@@ -190,22 +190,22 @@ describe(`transaction limits (${STORE})`, () => {
         resetsAt: '2025-10-15T00:00:00.000Z',
         limitSource: 'PLATFORM_WITHDRAWAL',
       });
-      // Nothing moved: the same balances, no transaction, the quote still PENDING.
+      // Nothing moved: the same balances, the quote and its transaction still PENDING.
       expect(await balanceOf(t, s.usd, p.headers)).toEqual(before);
-      envelope(await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`, undefined, p.headers), 404, 'TRANSACTION_NOT_FOUND');
+      expect((await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`, undefined, p.headers)).json()).toMatchObject({ status: 'PENDING' });
       expect(((await t.call('GET', `/quotes/${encodeURIComponent(q.id)}`, undefined, p.headers)).json() as QuoteBody).status).toBe('PENDING');
 
       // immediatelyExecute: the same 429, and no quote, no transaction, no money.
       const imm = envelope(await quote(quoteRequest(s.usd, s.usdDest, 5_000, { immediatelyExecute: true }), p.headers), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
       expect(imm.details).toMatchObject({ corridor: 'USD:USD', limit: 100_000, usedToday: 100_000, requestedAmount: 5_000 });
       expect(await balanceOf(t, s.usd, p.headers)).toEqual(before);
-      expect(await txCount()).toBe(2);
+      expect(await txCount()).toBe(3); // the two sent, and the refused quote's PENDING one
 
       // USD → EUR is another corridor: its own (sandbox default) volume.
       await send(s.usd, s.eurDest!, 50_000, p.headers);
       const imm2 = await quote(quoteRequest(s.usd, s.eurDest!, 1_000, { immediatelyExecute: true }), p.headers);
       expect(imm2.statusCode, imm2.body).toBe(201);
-      expect(await txCount()).toBe(4);
+      expect(await txCount()).toBe(5);
       await assertLedgerInvariants(t.store);
     });
 

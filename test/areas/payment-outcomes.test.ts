@@ -425,7 +425,10 @@ describe(`payment outcomes (${STORE})`, () => {
       expect(q.paymentInstructions!.length).toBeGreaterThan(0);
       expect(q.paymentInstructions![0]!.accountOrWalletInfo.reference).toMatch(/^UMA-/);
       envelope(await t.call('POST', `/quotes/${encodeURIComponent(q.id)}/execute`), 400, 'QUOTE_REQUEST_FAILED');
-      expect((await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).statusCode).toBe(404);
+      // Its transaction waits for the funds, with the instructions.
+      const waiting = await tx(q.transactionId);
+      expect(waiting).toMatchObject({ status: 'PENDING', type: 'OUTGOING', source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } });
+      expect(waiting.paymentInstructions).toEqual(q.paymentInstructions);
 
       const res = await send({ quoteId: q.id, currencyCode: 'USD' });
       expect(res.statusCode, res.body).toBe(200);
@@ -486,6 +489,10 @@ describe(`payment outcomes (${STORE})`, () => {
       const late = (await rtQuote()).q;
       await advance(301);
       expect(envelope(await send({ quoteId: late.id, currencyCode: 'USD' }), 400, 'QUOTE_REQUEST_FAILED').details).toMatchObject({ reason: 'QUOTE_EXPIRED' });
+      // Never funded: the quote and its transaction expired, announced once.
+      expect((await quoteOf(late.id)).status).toBe('EXPIRED');
+      expect((await tx(late.transactionId)).status).toBe('EXPIRED');
+      expect(await eventsOf(late.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
       envelope(await send({ quoteId: 'Quote:01900000-0000-7000-8000-000000000000', currencyCode: 'USD' }), 404, 'QUOTE_NOT_FOUND');
       const invalid = envelope(await send({}), 400, 'INVALID_INPUT');
       expect((invalid.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field).sort()).toEqual(['currencyCode', 'quoteId']);

@@ -260,8 +260,9 @@ describe(`quotes (${STORE})`, () => {
         expect(((await t.call('GET', `/quotes/${encodeURIComponent(q.id)}`)).json() as QuoteBody).status).toBe('COMPLETED');
 
         const events = await listEvents(t.store.db, platformId, { resourceId: q.transactionId });
-        expect(events.map((e) => e.type)).toEqual(['OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
-        expect(events[1]!.payload.data).toEqual(tx2);
+        // The quote's transaction was announced PENDING when the quote was created.
+        expect(events.map((e) => e.type)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
+        expect(events[2]!.payload.data).toEqual(tx2);
         const balanceEvents = await listEvents(t.store.db, platformId, { type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', resourceId: src });
         expect(balanceEvents.length).toBe(3); // fund, hold, capture
         await assertLedgerInvariants(t.store);
@@ -282,7 +283,13 @@ describe(`quotes (${STORE})`, () => {
       const e = envelope(await execute(q.id), 400, 'QUOTE_REQUEST_FAILED');
       expect(e.details).toMatchObject({ reason: 'QUOTE_EXPIRED', expiresAt: q.expiresAt });
       expect(await balanceOf(t, c.accounts.USD!.id)).toEqual({ available: 5_000, total: 5_000 });
-      envelope(await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`), 404, 'TRANSACTION_NOT_FOUND');
+      // Its transaction expired with it: shown at once, stored (and announced) by the EXPIRE step.
+      const shown = await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`);
+      expect(shown.json()).toMatchObject({ id: q.transactionId, status: 'EXPIRED', type: 'OUTGOING', quoteId: q.id });
+      await t.running.jobs.runDue();
+      expect((await t.store.db.selectFrom('transactions').select('status').where('id', '=', q.transactionId).executeTakeFirstOrThrow()).status).toBe('EXPIRED');
+      const types = (await listEvents(t.store.db, platformId, { resourceId: q.transactionId })).map((e) => e.type);
+      expect(types).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
       await assertLedgerInvariants(t.store);
     });
 
@@ -294,7 +301,7 @@ describe(`quotes (${STORE})`, () => {
       const e = envelope(await execute(q.id), 400, 'INVALID_AMOUNT');
       expect(e.details).toMatchObject({ reason: 'INSUFFICIENT_BALANCE', accountId: c.accounts.USD!.id, available: 999, required: 1_000, shortfall: 1 });
       expect(await balanceOf(t, c.accounts.USD!.id)).toEqual({ available: 999, total: 999 });
-      envelope(await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`), 404, 'TRANSACTION_NOT_FOUND');
+      expect((await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json()).toMatchObject({ status: 'PENDING' });
       await fund(t, c.accounts.USD!.id, 1);
       expect((await execute(q.id)).statusCode).toBe(200);
       expect(await balanceOf(t, c.accounts.USD!.id)).toEqual({ available: 0, total: 1_000 });

@@ -312,6 +312,7 @@ export async function receiveUmaPayment(deps: IncomingDeps, platform: PlatformRo
       flow: UMA_INCOMING_FLOW,
       // With an endpoint the platform decides, within the window; without one nobody is asked.
       approval_deadline_ms: endpoint ? now.ms + APPROVAL_WINDOW_MS : null,
+      expires_at_ms: null,
     };
     // The transaction row first: ledger entries reference it.
     await insertTransaction(trx, tx);

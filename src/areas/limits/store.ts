@@ -6,8 +6,8 @@ import type { DB } from '../../kernel/db/schema.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
-/** Statuses whose money did not (or no longer) leave: they do not use the day's volume. */
-export const STATUSES_NOT_COUNTED = ['FAILED', 'REFUNDED', 'REJECTED', 'EXPIRED'] as const;
+/** Statuses whose money did not (or no longer, or not yet) leave: they do not use the day's volume (PENDING: a quote not executed). */
+export const STATUSES_NOT_COUNTED = ['PENDING', 'FAILED', 'REFUNDED', 'REJECTED', 'EXPIRED'] as const;
 
 export interface VolumeWindow {
   platformId: string;

@@ -39,7 +39,7 @@ import { ensureClearingAccount } from '../ledger/service.js';
 import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
 import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment } from '../transactions/payments.js';
+import { createPendingPayment, type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment } from '../transactions/payments.js';
 import type { AnyTransaction } from '../transactions/schemas.js';
 import type { TransactionRow } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
@@ -461,7 +461,10 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
     receiver: JSON.stringify({ ...stored, railSelectionMode: railMode }),
   };
   await insertQuote(trx, row);
-  void deps;
+  // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
+  const { flow } = await planOf(trx, row, opts);
+  const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id);
+  await createPendingPayment(trx, deps, { ...pending, created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }, expiresMs, now, body.immediatelyExecute !== true && opts.transfer === undefined);
   return row;
 }
 
@@ -478,19 +481,23 @@ function limitSubject(platform: PlatformRow, row: QuoteRow, nowMs: number): Limi
   };
 }
 
+function assertNotExpired(row: QuoteRow, now: Now): void {
+  if (row.status === 'EXPIRED' || (row.status === 'PENDING' && now.ms > Number(row.expires_at_ms))) {
+    throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${row.id} expired at ${row.expires_at}; request a new quote`, {
+      reason: 'QUOTE_EXPIRED',
+      quoteId: row.id,
+      expiresAt: row.expires_at,
+    });
+  }
+}
+
 function assertExecutable(row: QuoteRow, now: Now): void {
+  assertNotExpired(row, now);
   if (row.status !== 'PENDING') {
     throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${row.id} was already executed (status ${row.status})`, {
       quoteId: row.id,
       status: row.status,
       transactionId: row.transaction_id,
-    });
-  }
-  if (now.ms > Number(row.expires_at_ms)) {
-    throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${row.id} expired at ${row.expires_at}; request a new quote`, {
-      reason: 'QUOTE_EXPIRED',
-      quoteId: row.id,
-      expiresAt: row.expires_at,
     });
   }
 }
@@ -575,6 +582,7 @@ async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAc
     agent_id: null,
     hold_account_id: holdAccountId,
     approval_deadline_ms: null,
+    expires_at_ms: Number(row.expires_at_ms),
   };
 }
 
@@ -639,6 +647,7 @@ export async function fundRealtimeQuote(deps: PaymentDeps, platform: PlatformRow
         quoteId: row.id,
       });
     }
+    assertNotExpired(row, now);
     if (row.status !== 'PENDING') {
       throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${row.id} is not waiting for funds (status ${row.status})`, {
         reason: 'NOT_AWAITING_FUNDS',

@@ -38,7 +38,7 @@ export const PAYMENT_JOB = 'payment.step';
 /** The job kind of earlier versions (one settle step); still handled. */
 export const LEGACY_SETTLE_JOB = 'outgoing-payment.settle';
 
-export type PaymentStep = 'SETTLE' | 'RETURN' | 'REFUND';
+export type PaymentStep = 'SETTLE' | 'RETURN' | 'REFUND' | 'EXPIRE';
 
 export interface PaymentDeps {
   store: Store;
@@ -125,6 +125,33 @@ async function setQuoteStatus(trx: Trx, row: TransactionRow, to: 'PROCESSING' | 
 // ---- Start ----------------------------------------------------------------------------
 
 /**
+ * The transaction of a quote that is not executed yet: `PENDING`, nothing moves. It expires
+ * with its quote (a durable EXPIRE step at `expiresAtMs`: `EXPIRED`, OUTGOING_PAYMENT.EXPIRED);
+ * executing (or funding) the quote starts it (startPayment). `announce`: emit
+ * OUTGOING_PAYMENT.PENDING (not for a quote executed in the same request).
+ */
+export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, expiresAtMs: number, now: Now, announce: boolean): Promise<TransactionRow> {
+  const { flow, realtimeFunded, ...fields } = input;
+  void realtimeFunded;
+  const row: TransactionRow = { ...fields, flow, status: 'PENDING', hold_entry_id: null, failure_reason: null, settled_at: null, outcome: null, refund: null, pending_reason: null };
+  await insertTransaction(trx, row);
+  if (announce) {
+    if (row.type === 'OUTGOING') await emitTx(trx, row, 'PENDING', now.at);
+    await schedule(trx, deps, row, 'EXPIRE', expiresAtMs + 1, now.at);
+  }
+  return row;
+}
+
+/** Write a starting transaction: over its PENDING row when the quote created one (keeping its createdAt), else new. */
+async function writeStarted(trx: Trx, row: TransactionRow): Promise<void> {
+  const existing = await findTransaction(trx, row.platform_id, row.id);
+  if (!existing) return insertTransaction(trx, row);
+  row.created_at = existing.created_at;
+  const { id, platform_id, ...rest } = row;
+  await updateTransaction(trx, platform_id, id, rest);
+}
+
+/**
  * Start a payment inside the caller's transaction: write the transaction, move the money
  * in (hold, or a pull's pending credit) and schedule its next step, per the outcome. An
  * outcome that fails at once writes a FAILED transaction and moves nothing. Not enough
@@ -150,14 +177,14 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
     row.status = 'FAILED';
     row.failure_reason = (incoming ? outcome.incomingFailure : outcome.outgoingFailure) ?? 'QUOTE_EXECUTION_FAILED';
     row.pending_reason = null;
-    await insertTransaction(trx, row);
+    await writeStarted(trx, row);
     await setQuoteStatus(trx, row, 'FAILED', now.at);
     await emitTx(trx, row, 'FAILED', now.at);
     return row;
   }
 
   // The transaction row first: ledger entries reference it.
-  await insertTransaction(trx, row);
+  await writeStarted(trx, row);
   const total = Number(row.sent_amount);
   let entry: PostedEntry;
   try {
@@ -302,7 +329,7 @@ async function completeRefund(trx: Trx, deps: PaymentDeps, row: TransactionRow, 
 
 async function settle(trx: Trx, deps: PaymentDeps, row: TransactionRow, outcome: PaymentOutcome, now: Now): Promise<void> {
   const incoming = row.type === 'INCOMING';
-  if (row.status !== (incoming ? 'PENDING' : 'PROCESSING')) return;
+  if (row.status !== (incoming ? 'PENDING' : 'PROCESSING') || row.outcome === null) return;
   if (outcome.result === 'FAIL') {
     await fail(trx, deps, row, outcome, now);
     return;
@@ -366,6 +393,14 @@ async function returnPayout(trx: Trx, deps: PaymentDeps, row: TransactionRow, ou
   await fail(trx, deps, row, outcome, now, outcome.outgoingFailure ?? 'PAYOUT_RETURNED');
 }
 
+/** A quote's transaction that was never started expires with it. */
+async function expire(trx: Trx, row: TransactionRow, now: Now): Promise<void> {
+  if (row.status !== 'PENDING' || row.outcome !== null) return;
+  await updateTransaction(trx, row.platform_id, row.id, { status: 'EXPIRED', updated_at: now.at });
+  if (row.quote_id) await updateQuoteStatus(trx, row.platform_id, row.quote_id, 'PENDING', { status: 'EXPIRED', updated_at: now.at });
+  if (row.type === 'OUTGOING') await emitTx(trx, await refreshed(trx, row), 'EXPIRED', now.at);
+}
+
 /** Run one step of a payment (the job handler). */
 export async function runPaymentStep(deps: PaymentDeps, ctx: JobContext): Promise<void> {
   const { trx, job } = ctx;
@@ -382,6 +417,8 @@ export async function runPaymentStep(deps: PaymentDeps, ctx: JobContext): Promis
       return returnPayout(trx, deps, row, outcome, now);
     case 'REFUND':
       return completeRefund(trx, deps, row, outcome, now);
+    case 'EXPIRE':
+      return expire(trx, row, now);
   }
 }
 
@@ -391,6 +428,7 @@ export async function runPaymentStep(deps: PaymentDeps, ctx: JobContext): Promis
 export const CANCELLABLE_RAILS: ReadonlySet<string> = new Set(['ACH', 'WIRE', 'SWIFT', 'SEPA', 'BANK_TRANSFER', 'NEFT', 'RTGS', 'PESONET', 'ACH_COLOMBIA']);
 
 export function isCancellable(row: TransactionRow): boolean {
+  if (row.outcome === null) return false; // a quote's transaction not started yet
   if (row.flow === 'PULL') return row.status === 'PENDING' && row.payment_rail !== null && CANCELLABLE_RAILS.has(row.payment_rail);
   if (row.type !== 'OUTGOING' || row.status !== 'PROCESSING') return false;
   return row.payment_rail !== null && CANCELLABLE_RAILS.has(row.payment_rail);

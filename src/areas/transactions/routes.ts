@@ -34,7 +34,7 @@ export const transactionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: TransactionListResponse, ...errorResponses() },
       },
     },
-    async (req) => listTransactions(store.db, authOf(req).platform.id, req.query),
+    async (req) => listTransactions(store.db, authOf(req).platform.id, req.query, nowOf(req, clock).ms),
   );
 
   app.get(
@@ -43,7 +43,7 @@ export const transactionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'basic' },
       schema: { tags, operationId: 'getTransactionById', summary: 'Get a transaction', params: TransactionParams, response: { 200: TransactionOneOf, ...errorResponses(404) } },
     },
-    async (req) => getTransaction(store.db, authOf(req).platform.id, req.params.transactionId),
+    async (req) => getTransaction(store.db, authOf(req).platform.id, req.params.transactionId, nowOf(req, clock).ms),
   );
 
   app.post(

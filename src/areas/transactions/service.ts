@@ -22,15 +22,15 @@ export async function requireTransaction(db: Db, platformId: string, id: string,
   return row;
 }
 
-export async function getTransaction(db: Db, platformId: string, id: string): Promise<AnyTransaction> {
-  return transactionView(await requireTransaction(db, platformId, id));
+export async function getTransaction(db: Db, platformId: string, id: string, nowMs: number): Promise<AnyTransaction> {
+  return transactionView(await requireTransaction(db, platformId, id), nowMs);
 }
 
 /** The platform's transactions, newest first; filters that name nothing match nothing (no 404). */
-export async function listTransactions(db: Kysely<DB>, platformId: string, q: TransactionListQuery): Promise<Page<AnyTransaction>> {
+export async function listTransactions(db: Kysely<DB>, platformId: string, q: TransactionListQuery, nowMs: number): Promise<Page<AnyTransaction>> {
   const range = timeRangeOf({ createdAfter: q.createdAfter ?? q.startDate, createdBefore: q.createdBefore ?? q.endDate });
   const base = transactionQuery(db, platformId, { customerId: q.customerId, platformCustomerId: q.platformCustomerId, status: q.status, type: q.type, ...range });
-  return paginate<TransactionRow, AnyTransaction>(base, 'id', { limit: q.limit, cursor: q.cursor }, transactionView);
+  return paginate<TransactionRow, AnyTransaction>(base, 'id', { limit: q.limit, cursor: q.cursor }, (row) => transactionView(row, nowMs));
 }
 
 /** POST /transactions/{id}/confirm: record (or move) when the platform delivered the receipt. */
@@ -39,7 +39,7 @@ export async function confirmReceiptDelivery(db: Kysely<DB>, platformId: string,
     const row = await requireTransaction(trx, platformId, id);
     const at = confirmedAt !== undefined ? new Date(confirmedAt).toISOString() : now.at;
     await updateTransaction(trx, platformId, row.id, { receipt_delivery_confirmed_at: at, updated_at: now.at });
-    return transactionView({ ...row, receipt_delivery_confirmed_at: at, updated_at: now.at });
+    return transactionView({ ...row, receipt_delivery_confirmed_at: at, updated_at: now.at }, now.ms);
   });
 }
 

@@ -10,7 +10,14 @@ function parse<T>(text: string | null): T | undefined {
   return text === null ? undefined : (JSON.parse(text) as T);
 }
 
-export function transactionView(row: TransactionRow): AnyTransaction {
+/**
+ * The API view. With `nowMs` (a read): a quote's transaction that was never started and whose
+ * quote has expired shows EXPIRED even before its EXPIRE step has run (as the quote does).
+ */
+export function transactionView(row: TransactionRow, nowMs?: number): AnyTransaction {
+  if (nowMs !== undefined && row.status === 'PENDING' && row.outcome === null && row.expires_at_ms !== null && nowMs > Number(row.expires_at_ms)) {
+    row = { ...row, status: 'EXPIRED' };
+  }
   const base = {
     id: row.id,
     direction: row.direction as 'CREDIT' | 'DEBIT',

@@ -519,6 +519,7 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
           'payment_instructions', 'outcome', 'requested_receiver_fields', 'receiver_customer_info', 'agent_id', 'hold_account_id', 'flow'];
         for (const column of text) await db.schema.alterTable('transactions').addColumn(column, 'text').execute();
         await db.schema.alterTable('transactions').addColumn('approval_deadline_ms', bigint).execute();
+        await db.schema.alterTable('transactions').addColumn('expires_at_ms', bigint).execute();
         await db.schema.createIndex('transactions_platform_created').on('transactions').columns(['platform_id', 'created_at']).execute();
       },
     },

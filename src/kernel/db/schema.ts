@@ -439,6 +439,8 @@ export interface TransactionsTable {
   flow: string | null;
   /** While an incoming payment waits for the platform's approval: the deadline (platform clock, ms). */
   approval_deadline_ms: number | null;
+  /** A quote's transaction not started yet: when it expires with its quote (platform clock, ms). */
+  expires_at_ms: number | null;
 }
 
 export interface WebhookDeliveriesTable {
