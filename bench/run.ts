@@ -165,6 +165,27 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The Node options of the server, as `npm start` sets them: package.json's config.serverNodeOptions (docs/decisions.md). */
+function serverNodeOptions(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config?: { serverNodeOptions?: string } };
+  return (pkg.config?.serverNodeOptions ?? '').split(/\s+/).filter(Boolean);
+}
+
+/** CPU time (user + system) a process has used, in ms, from /proc/<pid>/stat; null when unreadable. */
+function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** Kernel clock ticks per second (USER_HZ): 100 on Linux. */
+const CLOCK_TICKS = 100;
+
 /** Resident set size of a process in MB, from /proc/<pid>/status (VmRSS). */
 function rssMb(pid: number): number | null {
   try {
@@ -614,6 +635,12 @@ export interface ScenarioResult {
   errors: { non2xx: number; connection: number; timeouts: number; total: number; statusCodes: Record<string, number> };
   /** rps / the bare server's rps in this run. */
   ratioToBare: number | null;
+  /**
+   * CPU time (user + system, /proc/<pid>/stat) the serving process(es) spent per completed
+   * request during the scenario, in microseconds; for the payment flow it includes the
+   * settling jobs that ran meanwhile. Less sensitive than req/s to other load on the machine.
+   */
+  cpuUsPerRequest: number | null;
   /** One failing request replayed after the run, to show what went wrong. */
   sampleError?: string;
 }
@@ -663,6 +690,8 @@ export interface BenchResult {
   store: string;
   processes: number;
   options: Omit<BenchOptions, 'databaseUrl' | 'out'>;
+  /** The server's Node options (package.json config.serverNodeOptions, as `npm start` applies them). */
+  serverNodeOptions: string[];
   machine: { node: string; cpus: number; cpuModel: string; memoryGb: number; loadavgBefore: number[]; loadavgAfter: number[] };
   git: { commit: string | null; dirty: boolean | null };
   database: string;
@@ -698,7 +727,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     delete env.PAYMENTS_API_TOKEN_ID;
     delete env.PAYMENTS_API_CLIENT_SECRET;
     delete env.NODE_OPTIONS;
-    const spec: StartSpec = { args: [entry, 'serve'], env, port, processes: opts.processes, log, logFile };
+    // The server runs with the Node options `npm start` gives it (package.json config.serverNodeOptions).
+    const spec: StartSpec = { args: [entry, 'serve'], env, port, processes: opts.processes, log, logFile, nodeArgs: serverNodeOptions() };
 
     // Start-up: once on the empty store (migrations, bootstrap), stop, then again on the existing database: that second one is the figure.
     const first = await startServer(spec);
@@ -706,7 +736,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     if (firstStop.code !== 0) throw new Error(`the first server start stopped with code ${firstStop.code} (signal ${firstStop.signal}); log:\n${tail(logFile)}`);
     if (opts.cpuProf) mkdirSync(opts.cpuProf, { recursive: true });
     const profBefore = opts.cpuProf ? new Set(readdirSync(opts.cpuProf)) : new Set<string>();
-    server = await startServer({ ...spec, ...(opts.cpuProf ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] } : {}) });
+    server = await startServer({ ...spec, ...(opts.cpuProf ? { nodeArgs: [...(spec.nodeArgs ?? []), '--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] } : {}) });
     const startup = { firstStartMs: round(first.startMs), firstStopMs: round(firstStop.stopMs), restartMs: round(server.startMs) };
     progress(`start-up to /healthz: ${startup.restartMs} ms on the existing database (first start on an empty one: ${startup.firstStartMs} ms)`);
 
@@ -738,7 +768,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     for (const name of opts.scenarios) {
       const t = targetOf(name, port, bare.port, fixtures);
       progress(`${name}: ${opts.connections} connections, ${opts.duration} s`);
+      const measured = name === 'bare' ? [bare.pid] : server.pids.filter((p) => p.role !== 'primary').map((p) => p.pid);
+      const cpuBefore = measured.map(cpuMs);
       const r = await load(t, fixtures.auth, opts.connections, opts.duration);
+      const cpuAfter = measured.map(cpuMs);
+      const cpuUsed = cpuBefore.every((c) => c !== null) && cpuAfter.every((c) => c !== null) ? cpuAfter.reduce((a, c, i) => a + c! - cpuBefore[i]!, 0) : null;
       const errors = errorsOf(r);
       const res: ScenarioResult = {
         name,
@@ -751,6 +785,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: round(r.latency.average, 2) },
         errors,
         ratioToBare: null,
+        cpuUsPerRequest: cpuUsed !== null && r.requests.total > 0 ? round((cpuUsed * 1000) / r.requests.total, 0) : null,
       };
       if (errors.total > 0) {
         res.sampleError = await replay(t, fixtures.auth);
@@ -785,6 +820,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       store: opts.store,
       processes: opts.processes,
       options: { store: opts.store, processes: opts.processes, duration: opts.duration, connections: opts.connections, scenarios: opts.scenarios, warmup: opts.warmup, server: opts.server, build: opts.build, cpuProf: opts.cpuProf, strict: opts.strict, keep: opts.keep },
+      serverNodeOptions: spec.nodeArgs ?? [],
       machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGb: round(totalmem() / 2 ** 30), loadavgBefore: loadBefore, loadavgAfter: loadavg().map((n) => round(n, 2)) },
       git: gitDescribe(),
       database: store.describe,
@@ -851,8 +887,9 @@ export function formatReport(r: BenchResult): string {
     `Payments Service benchmark: ${r.store}, ${r.processes} server process${r.processes > 1 ? 'es (node:cluster)' : ''}, ${o.connections} connections, ${o.duration} s per scenario (warm-up ${o.warmup} s), server ${o.server}`,
   );
   lines.push(`node ${r.machine.node}, ${r.machine.cpus} CPUs (${r.machine.cpuModel}), load average ${r.machine.loadavgBefore.join(' ')} before, ${r.machine.loadavgAfter.join(' ')} after`);
+  if (r.serverNodeOptions?.length) lines.push(`server Node options (package.json config.serverNodeOptions, as npm start): ${r.serverNodeOptions.join(' ')}`);
   lines.push('');
-  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× bare'];
+  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× bare', 'CPU µs/req'];
   const rows = r.scenarios.map((s) => [
     s.label,
     `${s.rps.toLocaleString('en-US')}${s.name === 'payment' ? ' flows/s' : ''}`,
@@ -860,6 +897,7 @@ export function formatReport(r: BenchResult): string {
     String(s.latencyMs.p99),
     String(s.errors.total),
     s.ratioToBare === null ? '–' : s.ratioToBare.toFixed(3),
+    s.cpuUsPerRequest === null || s.cpuUsPerRequest === undefined ? '–' : String(s.cpuUsPerRequest),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const fmt = (row: string[]) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');

@@ -9,14 +9,14 @@ import { registerPaymentJobs } from './areas/transactions/payments.js';
 import { registerIncomingPayments } from './areas/incoming-payments/service.js';
 import { registerAccountHooks } from './areas/internal-accounts/service.js';
 import { API_VERSION, type Config } from './config.js';
-import { type AgentResolver, allows, authenticate } from './kernel/auth.js';
+import { type AgentResolver, type AuthContext, allows, authenticate, authenticateCached } from './kernel/auth.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
 import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
 import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
-import { validatorCompiler } from './kernel/validation.js';
+import { lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
 
 export interface AppDeps {
   store: Store;
@@ -46,6 +46,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     logger: opts.logger ?? { level: deps.config.logLevel },
     bodyLimit: BODY_LIMIT,
     ajv: { customOptions: { strict: false } },
+    // Validators and response serializers compiled on a route's first use, not at start-up
+    // (kernel/validation.ts); Fastify's default Ajv compiler is then never loaded.
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory, buildValidator: validatorFactory } },
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: false,
     // While stopping, server.ts answers new requests 503 SERVICE_UNAVAILABLE in the envelope.
@@ -124,28 +127,44 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
 
   await app.register(
     async (api) => {
-      api.addHook('onRequest', async (req) => {
+      // The hooks of every request answer at once when they can (known credentials, no
+      // Idempotency-Key), and return a promise only when they must wait.
+      api.addHook('onRequest', (req, _reply, done) => {
         const mode = req.routeOptions.config.auth ?? 'basic-or-agent';
-        if (mode === 'none') return;
-        const auth = await authenticate(deps.store, req, mode, deps.agentResolver);
-        req.auth = auth;
-        const needed = req.routeOptions.config.permission ?? (req.method === 'GET' || req.method === 'HEAD' ? 'VIEW' : 'MANAGE');
-        if (!allows(auth.permissions, needed)) {
-          throw apiError(403, 'FORBIDDEN', `This API token lacks the ${needed} permission`, { required: needed, granted: [...auth.permissions] });
-        }
+        if (mode === 'none') return done();
+        const known = authenticateCached(deps.store, req, mode);
+        if (known) return done(authorize(req, known));
+        return (async () => {
+          const err = authorize(req, await authenticate(deps.store, req, mode, deps.agentResolver));
+          if (err) throw err;
+        })() as unknown as void;
       });
       // Before validation, so a request rejected by its schema is a 4xx stored under its key
       // like any other (and the hash covers the body as sent, before defaults are applied).
       // After validation: a request its schema rejects never started, so it stores nothing
       // and the key stays free for the corrected request.
-      api.addHook('preHandler', idempotencyPreHandler);
-      api.addHook('onSend', idempotencyOnSend);
+      api.addHook('preHandler', (req, reply, done) => {
+        if (req.method !== 'POST' || !req.auth || req.headers['idempotency-key'] === undefined) return done();
+        return idempotencyPreHandler(req, reply) as unknown as void;
+      });
+      api.addHook('onSend', (req, reply, payload, done) => {
+        if (!req.idempotency) return done(null, payload);
+        return idempotencyOnSend(req, reply, payload) as unknown as void;
+      });
 
       api.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
       for (const plugin of apiPlugins) await api.register(plugin);
     },
     { prefix: VERSION_PREFIX },
   );
+
+  /** The caller's permission for the route: an error to answer, or undefined. */
+  function authorize(req: FastifyRequest, auth: AuthContext): ApiError | undefined {
+    req.auth = auth;
+    const needed = req.routeOptions.config.permission ?? (req.method === 'GET' || req.method === 'HEAD' ? 'VIEW' : 'MANAGE');
+    if (allows(auth.permissions, needed)) return undefined;
+    return apiError(403, 'FORBIDDEN', `This API token lacks the ${needed} permission`, { required: needed, granted: [...auth.permissions] });
+  }
 
   async function idempotencyPreHandler(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (req.method !== 'POST' || !req.auth) return;

@@ -41,7 +41,7 @@ export interface StartOptions {
 /** Open the store, migrate, make sure the default platform exists, build the app. */
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<Running> {
   const clock = opts.clock ?? systemClock;
-  const store = opts.store ?? (await openStore(parseDatabaseUrl(config.databaseUrl), opts.storeOptions));
+  const store = opts.store ?? (await openStore(parseDatabaseUrl(config.databaseUrl), { backgroundCheckpoints: true, ...opts.storeOptions }));
   await migrate(store);
   const bootstrap = await ensureDefaultPlatform(store, clock, { tokenId: config.apiTokenId, clientSecret: config.apiClientSecret });
   // Accounts of platforms and customers that predate them (one query when none is missing).
@@ -60,12 +60,14 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   // began) is answered 503 SERVICE_UNAVAILABLE in the envelope, so the client retries
   // elsewhere; Fastify itself adds Connection: close to it.
   let stopping = false;
-  app.addHook('onRequest', async () => {
-    if (stopping) throw apiError(503, 'SERVICE_UNAVAILABLE', 'The server is shutting down; retry the request');
+  // Callback hooks (no promise per request): they run on every request.
+  app.addHook('onRequest', (_req, _reply, done) => {
+    if (stopping) done(apiError(503, 'SERVICE_UNAVAILABLE', 'The server is shutting down; retry the request'));
+    else done();
   });
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (stopping) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
   await app.ready();
   if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });

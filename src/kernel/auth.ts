@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { PlatformRow } from '../areas/platforms/store.js';
-import { findCredential } from '../areas/tokens/store.js';
+import { findCredential as readTokenCredential, type TokenRow } from '../areas/tokens/store.js';
 import type { Store } from './db/connect.js';
+import { TableCache } from './db/table-cache.js';
 import { unauthorized } from './errors.js';
-import { verifySecret } from './secrets.js';
+import { isVerified, verifySecret } from './secrets.js';
 
 // The security schemes. BasicAuth: `<api token id>:<client secret>`, where the token id is
 // the token's clientId or its `Token:` id. AgentAuth: Bearer with an agent access token.
@@ -43,6 +44,15 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   }
   if (scheme !== 'basic') throw unauthorized(`Unsupported authorization scheme "${scheme}"`, 'Use HTTP Basic credentials');
 
+  const { username, secret } = parseBasic(value);
+  const found = await findCredential(store, username);
+  if (!found) throw unauthorized('Unknown API token id');
+  if (!(await verifySecret(secret, found.token.secret_hash))) throw unauthorized('Client secret does not match the API token');
+  return { scheme: 'basic', platform: found.platform, tokenId: found.token.id, permissions: found.permissions };
+}
+
+/** The user name and secret of Basic credentials (the header's value after `Basic `). */
+function parseBasic(value: string): { username: string; secret: string } {
   let decoded: string;
   try {
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) throw new Error('not base64');
@@ -56,16 +66,28 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   const username = decoded.slice(0, colon);
   const secret = decoded.slice(colon + 1);
   if (!secret) throw unauthorized('Malformed Basic credentials: empty client secret');
+  return { username, secret };
+}
 
-  const found = await findCredential(store.db, username);
-  if (!found) throw unauthorized('Unknown API token id');
-  if (!(await verifySecret(secret, found.token.secret_hash))) throw unauthorized('Client secret does not match the API token');
-  return {
-    scheme: 'basic',
-    platform: found.platform,
-    tokenId: found.token.id,
-    permissions: new Set(JSON.parse(found.token.permissions) as Permission[]),
-  };
+/**
+ * `authenticate` without waiting, when its answer is already known: Basic credentials whose
+ * token is in the credential cache (its tables unchanged since) and whose secret was
+ * verified recently. Anything else (undefined) goes through `authenticate`, which gives the
+ * same answer, or the error.
+ */
+export function authenticateCached(store: Store, req: FastifyRequest, mode: AuthMode): AuthContext | undefined {
+  if (mode === 'none') return undefined;
+  const header = req.headers.authorization;
+  if (!header || !(header.startsWith('Basic ') || header.startsWith('basic '))) return undefined;
+  let creds: { username: string; secret: string };
+  try {
+    creds = parseBasic(header.slice(6).trim());
+  } catch {
+    return undefined;
+  }
+  const found = credentials.peek(store.db, creds.username)?.value;
+  if (!found || !isVerified(creds.secret, found.token.secret_hash)) return undefined;
+  return { scheme: 'basic', platform: found.platform, tokenId: found.token.id, permissions: found.permissions };
 }
 
 /**
@@ -75,4 +97,29 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
 export function allows(granted: ReadonlySet<Permission>, needed: Permission): boolean {
   if (granted.has(needed)) return true;
   return needed === 'VIEW' && granted.size > 0;
+}
+
+interface Credential {
+  token: TokenRow;
+  platform: PlatformRow;
+  permissions: ReadonlySet<Permission>;
+}
+
+/**
+ * Credentials read recently, while api_tokens and platforms have not changed (TableCache:
+ * SQLite only, where the store sees every change, also another process's). A deleted token
+ * or a changed platform (its sandbox clock, its options) counts from the next request, as
+ * if the row were read every time; on PostgreSQL it is.
+ */
+const credentials = new TableCache<string, Credential | undefined>(['api_tokens', 'platforms']);
+
+/** The live token named by a Basic user name, with its platform and permissions. */
+function findCredential(store: Store, username: string): Promise<Credential | undefined> {
+  return credentials.get(store.db, username, () => readCredential(store, username), (found) => found !== undefined);
+}
+
+async function readCredential(store: Store, username: string): Promise<Credential | undefined> {
+  const found = await readTokenCredential(store.db, username);
+  if (!found) return undefined;
+  return { ...found, permissions: new Set(JSON.parse(found.token.permissions) as Permission[]) };
 }

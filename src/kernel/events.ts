@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from './db/schema.js';
+import { prepared } from './db/prepared.js';
+import { TableCache } from './db/table-cache.js';
 import { newId } from './ids.js';
 
 // The outbox. A state change and the event it causes are written in the same database
@@ -28,7 +30,7 @@ export interface StoredEvent {
 type Listener = (platformId: string) => void;
 const listeners = new Set<Listener>();
 
-/** Be told (in this process) that events were emitted, e.g. to wake a delivery loop. */
+/** Be told (in this process) that events with a delivery due now were emitted, e.g. to wake a delivery loop. */
 export function onEventsEmitted(fn: Listener): () => void {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -38,40 +40,79 @@ export function onEventsEmitted(fn: Listener): () => void {
 export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: string, at: string, event: DomainEvent): Promise<string> {
   const id = newId('Webhook');
   const payload = { id, type: event.type, timestamp: at, data: event.data };
-  const inserted = await trx
-    .insertInto('events')
-    .values({ id, platform_id: platformId, type: event.type, resource_id: event.resourceId, payload: JSON.stringify(payload), created_at: at })
-    .returning('seq')
-    .executeTakeFirstOrThrow();
+  const inserted = await insertEvent.first(trx, { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, payload: JSON.stringify(payload), created_at: at });
+  if (!inserted) throw new Error('insert into events returned no seq');
   // Its delivery, in the same transaction: due now when the platform has a webhook endpoint,
   // otherwise kept as NO_ENDPOINT (see docs/webhooks.md). The webhooks area sends it.
-  const config = await trx.selectFrom('platform_configs').select('webhook_endpoint').where('platform_id', '=', platformId).executeTakeFirst();
-  const hasEndpoint = Boolean(config?.webhook_endpoint);
-  await trx
-    .insertInto('webhook_deliveries')
-    .values({
-      id: newId('WebhookDelivery'),
-      platform_id: platformId,
-      event_id: id,
-      event_seq: Number(inserted.seq),
-      type: event.type,
-      resource_id: event.resourceId,
-      status: hasEndpoint ? 'PENDING' : 'NO_ENDPOINT',
-      attempts: 0,
-      next_attempt_ms: hasEndpoint ? Date.parse(at) : null,
-      lease_until_ms: null,
-      last_status_code: null,
-      last_error: null,
-      delivered_at: null,
-      created_at: at,
-      updated_at: at,
-    })
-    .execute();
-  // Listeners run after the current tick; they only poll, so an uncommitted event is harmless.
-  queueMicrotask(() => {
-    for (const l of listeners) l(platformId);
+  const hasEndpoint = await platformHasEndpoint(trx, platformId);
+  await insertDelivery.execute(trx, {
+    id: newId('WebhookDelivery'),
+    platform_id: platformId,
+    event_id: id,
+    event_seq: Number(inserted.seq),
+    type: event.type,
+    resource_id: event.resourceId,
+    status: hasEndpoint ? 'PENDING' : 'NO_ENDPOINT',
+    next_attempt_ms: hasEndpoint ? Date.parse(at) : null,
+    created_at: at,
   });
+  // Listeners run after the current tick; they only poll, so an uncommitted event is harmless.
+  // A NO_ENDPOINT delivery has nothing to send: nobody is woken for it.
+  if (hasEndpoint) {
+    queueMicrotask(() => {
+      for (const l of listeners) l(platformId);
+    });
+  }
   return id;
+}
+
+// The two inserts of every event, built and compiled once (db/prepared.ts).
+const insertEvent = prepared<{ id: string; platform_id: string; type: string; resource_id: string; payload: string; created_at: string }, { seq: number }>((db, p) =>
+  db
+    .insertInto('events')
+    .values({ id: p('id'), platform_id: p('platform_id'), type: p('type'), resource_id: p('resource_id'), payload: p('payload'), created_at: p('created_at') })
+    .returning('seq'),
+);
+
+const insertDelivery = prepared<{
+  id: string;
+  platform_id: string;
+  event_id: string;
+  event_seq: number;
+  type: string;
+  resource_id: string;
+  status: string;
+  next_attempt_ms: number | null;
+  created_at: string;
+}>((db, p) =>
+  db.insertInto('webhook_deliveries').values({
+    id: p('id'),
+    platform_id: p('platform_id'),
+    event_id: p('event_id'),
+    event_seq: p('event_seq'),
+    type: p('type'),
+    resource_id: p('resource_id'),
+    status: p('status'),
+    attempts: 0,
+    next_attempt_ms: p('next_attempt_ms'),
+    lease_until_ms: null,
+    last_status_code: null,
+    last_error: null,
+    delivered_at: null,
+    created_at: p('created_at'),
+    updated_at: p('created_at'),
+  }),
+);
+
+const endpointOf = prepared<{ platformId: string }, { webhook_endpoint: string | null }>((db, p) =>
+  db.selectFrom('platform_configs').select('webhook_endpoint').where('platform_id', '=', p('platformId')),
+);
+
+/** Whether the platform has a webhook endpoint now (kept while platform_configs does not change: db/table-cache.ts). */
+const endpoints = new TableCache<string, boolean>(['platform_configs']);
+
+function platformHasEndpoint(db: Transaction<DB> | Kysely<DB>, platformId: string): Promise<boolean> {
+  return endpoints.get(db, platformId, async () => Boolean((await endpointOf.first(db, { platformId }))?.webhook_endpoint));
 }
 
 export async function listEvents(db: Kysely<DB>, platformId: string, opts: { type?: string; resourceId?: string; afterSeq?: number; limit?: number } = {}): Promise<StoredEvent[]> {

@@ -6,6 +6,7 @@ import type { Store } from './db/connect.js';
 import type { DB } from './db/schema.js';
 import { newId } from './ids.js';
 import { PollingLoop } from './polling.js';
+import { preparedByShape, preparedInsert, preparedUpdate } from './db/prepared.js';
 
 // Durable jobs. A delayed step (the 30-second sandbox failure, the 6-minute payment,
 // a webhook retry) is a row with a due time on its platform's clock. A worker loop in
@@ -17,6 +18,58 @@ import { PollingLoop } from './polling.js';
 // came due while the server was down runs at the next start. A process only claims kinds it
 // has a handler for: a job whose handler is registered later (after the worker started, or
 // in another process running a newer version) waits for it instead of failing for good.
+
+/** Jobs the worker claims at once (one transaction, one commit). */
+const BATCH_SIZE = 32;
+/** A batch takes no further job after this long, so requests are not kept waiting for the store (SQLite: one connection). */
+const BATCH_BUDGET_MS = 5;
+/** The same on PostgreSQL (where the worker claims one job at a time; runBatch can take more). */
+const PG_BATCH_BUDGET_MS = 100;
+
+// The worker's queries, built and compiled once (db/prepared.ts).
+const insertJob = preparedInsert('jobs');
+const updateJob = preparedUpdate('jobs', ['id']);
+
+interface ClaimRow {
+  id: string;
+  platform_id: string | null;
+  kind: string;
+  payload: string;
+  run_at_ms: number;
+  attempts: number;
+  max_attempts: number;
+  clock_offset_ms: number | null;
+}
+
+/**
+ * The due jobs of the given kinds (optionally of one platform), earliest first: due on
+ * their platform's clock, `run_at_ms <= now + clock_offset_ms`; locked and skipped when
+ * locked (another worker has them) on PostgreSQL.
+ */
+const claimQuery = preparedByShape<{ kinds: number; platform: boolean; postgres: boolean }, Record<string, unknown>, ClaimRow>(
+  (s) => `${s.kinds}|${s.platform}|${s.postgres}`,
+  (db, p, s) => {
+    let q = db
+      .selectFrom('jobs as j')
+      .leftJoin('platforms as p', 'p.id', 'j.platform_id')
+      .select(['j.id', 'j.platform_id', 'j.kind', 'j.payload', 'j.run_at_ms', 'j.attempts', 'j.max_attempts', 'p.clock_offset_ms'])
+      .where('j.status', '=', 'pending')
+      .where(
+        'j.kind',
+        'in',
+        Array.from({ length: s.kinds }, (_, i) => p(`k${i}`) as string),
+      )
+      // The same test with a bound the index on (status, run_at_ms) can use: no job is due
+      // later than now on the clock furthest ahead, so pending jobs not due yet are not read.
+      .where('j.run_at_ms', '<=', sql<number>`${p('now')} + (select case when max(clock_offset_ms) > 0 then max(clock_offset_ms) else 0 end from platforms)`)
+      .where(sql<boolean>`j.run_at_ms <= ${p('now')} + coalesce(p.clock_offset_ms, 0)`);
+    if (s.platform) q = q.where('j.platform_id', '=', p('platformId'));
+    q = q.orderBy('j.run_at_ms', 'asc').orderBy('j.id', 'asc').limit(p('max'));
+    if (s.postgres) q = q.forUpdate('j').skipLocked();
+    return q;
+  },
+  Infinity, // a handful of shapes: the number of registered kinds, with or without a platform
+);
 
 export interface JobRecord {
   id: string;
@@ -61,6 +114,8 @@ export interface ScheduleInput {
 export class JobQueue {
   private readonly handlers = new Map<string, Registered>();
   private readonly worker: PollingLoop;
+  /** Set while stop() waits: a batch in progress ends after the job it is running. */
+  private stopping = false;
 
   constructor(
     private readonly store: Store,
@@ -68,9 +123,13 @@ export class JobQueue {
     private log?: FastifyBaseLogger,
     private readonly pollMs = 200,
   ) {
-    this.worker = new PollingLoop(() => this.runOne(), {
+    // SQLite: batches (one commit for many jobs; the batch holds the store's one connection
+    // for at most BATCH_BUDGET_MS). PostgreSQL: one job per transaction, as a batch would hold
+    // the row locks its jobs take (a payer's balance row, say) until its last job is done.
+    const batch = store.kind === 'postgres' ? 1 : BATCH_SIZE;
+    this.worker = new PollingLoop(async () => (await this.runBatch(batch)) > 0, {
       pollMs: () => this.pollMs,
-      maxPerPass: 1_000,
+      maxPerPass: 100,
       onError: (err) => this.log?.error({ err }, 'job loop error'),
     });
   }
@@ -95,9 +154,7 @@ export class JobQueue {
   async schedule(db: Kysely<DB> | Transaction<DB>, input: ScheduleInput): Promise<string> {
     const reg = this.handlers.get(input.kind);
     const id = newId('Job');
-    await db
-      .insertInto('jobs')
-      .values({
+    await insertJob(db, {
         id,
         platform_id: input.platformId,
         kind: input.kind,
@@ -109,78 +166,93 @@ export class JobQueue {
         last_error: null,
         created_at: input.at,
         updated_at: input.at,
-      })
-      .execute();
-    this.kick();
+      });
+    // Wake the worker when the job is due: now, or after its delay (in real time, which the
+    // platform clock follows). Until then its polls would find nothing.
+    const delay = input.runAtMs - Date.parse(input.at);
+    if (Number.isFinite(delay) && delay > 0) this.worker.wakeIn(delay);
+    else this.kick();
     return id;
   }
 
   /** Run one due job, if any. Returns false when nothing was due. */
   async runOne(platformId?: string): Promise<boolean> {
+    return (await this.runBatch(1, { platformId })) > 0;
+  }
+
+  /**
+   * Claim up to `max` due jobs (optionally of one platform) in due order and run them in one
+   * transaction, each handler in a savepoint of its own: a handler's writes and its job's
+   * completion still commit together, and one commit serves the whole batch. Stops early
+   * (the jobs not reached stay pending) after `budgetMs` (by default BATCH_BUDGET_MS on
+   * SQLite, whose one connection the batch holds meanwhile, and PG_BATCH_BUDGET_MS on
+   * PostgreSQL), and when the loop is stopping. Returns how many jobs ran.
+   */
+  async runBatch(max: number, opts: { platformId?: string | undefined; budgetMs?: number } = {}): Promise<number> {
+    const { platformId } = opts;
     const db = this.store.db;
     const kinds = [...this.handlers.keys()];
-    if (kinds.length === 0) return false;
+    if (kinds.length === 0) return 0;
     const realNow = this.clock.nowMs();
+    const postgres = this.store.kind === 'postgres';
+    const budgetMs = opts.budgetMs ?? (postgres ? PG_BATCH_BUDGET_MS : BATCH_BUDGET_MS);
     return db.transaction().execute(async (trx) => {
-      let q = trx
-        .selectFrom('jobs as j')
-        .leftJoin('platforms as p', 'p.id', 'j.platform_id')
-        .select(['j.id', 'j.platform_id', 'j.kind', 'j.payload', 'j.run_at_ms', 'j.attempts', 'j.max_attempts', 'p.clock_offset_ms'])
-        .where('j.status', '=', 'pending')
-        .where('j.kind', 'in', kinds)
-        .where(sql<boolean>`j.run_at_ms <= ${realNow} + coalesce(p.clock_offset_ms, 0)`);
-      if (platformId !== undefined) q = q.where('j.platform_id', '=', platformId);
-      q = q.orderBy('j.run_at_ms', 'asc').orderBy('j.id', 'asc').limit(1);
-      if (this.store.kind === 'postgres') q = q.forUpdate('j').skipLocked();
-      const row = await q.executeTakeFirst();
-      if (!row) return false;
-
-      const nowMs = realNow + Number(row.clock_offset_ms ?? 0);
-      const at = iso(nowMs);
-      const attempts = Number(row.attempts) + 1;
-      const reg = this.handlers.get(row.kind);
-      const job: JobRecord = {
-        id: row.id,
-        platformId: row.platform_id,
-        kind: row.kind,
-        payload: JSON.parse(row.payload),
-        runAtMs: Number(row.run_at_ms),
-        attempts,
-      };
-      let error: unknown;
-      if (!reg) {
-        error = new Error(`no handler for job kind ${row.kind}`);
-      } else {
-        await sql`savepoint job_run`.execute(trx);
-        try {
-          await reg.handler({ trx, job, nowMs });
-          await sql`release savepoint job_run`.execute(trx);
-        } catch (err) {
-          await sql`rollback to savepoint job_run`.execute(trx);
-          error = err;
-        }
+      const params: Record<string, unknown> = { now: realNow, max, platformId };
+      kinds.forEach((k, i) => (params[`k${i}`] = k));
+      const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres })!.all(trx, params);
+      const started = performance.now();
+      let ran = 0;
+      for (const row of rows) {
+        if (ran > 0 && (this.stopping || performance.now() - started > budgetMs)) break;
+        await this.runClaimed(trx, row, realNow);
+        ran += 1;
       }
-      if (error === undefined) {
-        await trx.updateTable('jobs').set({ status: 'done', attempts, updated_at: at, last_error: null }).where('id', '=', row.id).execute();
-        return true;
-      }
-      const message = error instanceof Error ? error.message : String(error);
-      const max = Number(row.max_attempts);
-      if (attempts >= max || !reg) {
-        await trx.updateTable('jobs').set({ status: 'failed', attempts, updated_at: at, last_error: message }).where('id', '=', row.id).execute();
-        this.log?.error({ jobId: row.id, kind: row.kind, attempts, err: message }, 'job failed for good');
-      } else {
-        const base = Math.min(reg.backoffBaseMs * 2 ** (attempts - 1), reg.backoffMaxMs);
-        const delay = Math.round(base * (1 + Math.random() * 0.2));
-        await trx
-          .updateTable('jobs')
-          .set({ attempts, updated_at: at, last_error: message, run_at_ms: nowMs + delay })
-          .where('id', '=', row.id)
-          .execute();
-        this.log?.warn({ jobId: row.id, kind: row.kind, attempts, retryInMs: delay, err: message }, 'job failed; will retry');
-      }
-      return true;
+      return ran;
     });
+  }
+
+  private async runClaimed(trx: Transaction<DB>, row: ClaimRow, realNow: number): Promise<void> {
+    const nowMs = realNow + Number(row.clock_offset_ms ?? 0);
+    const at = iso(nowMs);
+    const attempts = Number(row.attempts) + 1;
+    const reg = this.handlers.get(row.kind);
+    const job: JobRecord = {
+      id: row.id,
+      platformId: row.platform_id,
+      kind: row.kind,
+      payload: JSON.parse(row.payload),
+      runAtMs: Number(row.run_at_ms),
+      attempts,
+    };
+    let error: unknown;
+    if (!reg) {
+      error = new Error(`no handler for job kind ${row.kind}`);
+    } else {
+      await sql`savepoint job_run`.execute(trx);
+      try {
+        await reg.handler({ trx, job, nowMs });
+        await sql`release savepoint job_run`.execute(trx);
+      } catch (err) {
+        await sql`rollback to savepoint job_run`.execute(trx);
+        await sql`release savepoint job_run`.execute(trx);
+        error = err;
+      }
+    }
+    if (error === undefined) {
+      await updateJob(trx, { status: 'done', attempts, updated_at: at, last_error: null }, [row.id]);
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    const max = Number(row.max_attempts);
+    if (attempts >= max || !reg) {
+      await updateJob(trx, { status: 'failed', attempts, updated_at: at, last_error: message }, [row.id]);
+      this.log?.error({ jobId: row.id, kind: row.kind, attempts, err: message }, 'job failed for good');
+    } else {
+      const base = Math.min(reg.backoffBaseMs * 2 ** (attempts - 1), reg.backoffMaxMs);
+      const delay = Math.round(base * (1 + Math.random() * 0.2));
+      await updateJob(trx, { attempts, updated_at: at, last_error: message, run_at_ms: nowMs + delay }, [row.id]);
+      this.log?.warn({ jobId: row.id, kind: row.kind, attempts, retryInMs: delay, err: message }, 'job failed; will retry');
+    }
   }
 
   /** Run every job that is due now (optionally of one platform), in due order. */
@@ -202,6 +274,11 @@ export class JobQueue {
 
   /** Stop polling and wait for the job in progress. */
   async stop(): Promise<void> {
-    await this.worker.stop();
+    this.stopping = true;
+    try {
+      await this.worker.stop();
+    } finally {
+      this.stopping = false;
+    }
   }
 }

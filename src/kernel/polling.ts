@@ -1,6 +1,11 @@
 // The in-process worker loop the job queue and the webhook deliverer share: run passes of
-// work until one finds nothing, then sleep `pollMs`, or less when kicked; stop() waits for
-// the pass in progress, which stops between items.
+// work until one finds nothing, then sleep `pollMs`, or less when kicked (at once) or asked
+// to wake at a time (wakeIn); stop() waits for the pass in progress, which stops between
+// items.
+
+/** Wake-ups are rounded up to this grain, so work due close together is found by one pass. */
+export const WAKE_GRAIN_MS = 20;
+const MAX_WAKES = 10_000;
 
 export interface PollingLoopOptions {
   /** Sleep between passes that found nothing. */
@@ -12,11 +17,15 @@ export interface PollingLoopOptions {
 
 export class PollingLoop {
   private timer: NodeJS.Timeout | undefined;
+  /** When the sleeping timer fires (epoch ms of the real clock). */
+  private timerAt = 0;
   private running: Promise<void> | undefined;
   private stopped = true;
   private kicked = false;
+  /** Wake-ups asked for (epoch ms, ascending, on WAKE_GRAIN_MS boundaries). */
+  private readonly wakes: number[] = [];
 
-  /** `next` handles one item and answers whether there was one. */
+  /** `next` handles one item (or a batch) and answers whether there was one. */
   constructor(
     private readonly next: () => Promise<boolean>,
     private readonly opts: PollingLoopOptions,
@@ -39,27 +48,68 @@ export class PollingLoop {
     }
   }
 
+  /**
+   * Look for work in `delayMs` (work that comes due then), rounded up to the next
+   * WAKE_GRAIN_MS boundary: what comes due close together is found by one pass.
+   */
+  wakeIn(delayMs: number): void {
+    if (this.stopped) return;
+    const at = Math.ceil((Date.now() + delayMs) / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
+    const w = this.wakes;
+    // Mostly later than every wake already asked for (delays are alike): append.
+    let i = w.length;
+    while (i > 0 && w[i - 1]! > at) i -= 1;
+    if (i > 0 && w[i - 1] === at) return;
+    if (w.length >= MAX_WAKES) return; // the polls still find it
+    w.splice(i, 0, at);
+    // Sleeping past it: sleep until then instead. (A pass in progress picks it up when it ends.)
+    if (i === 0 && this.timer && !this.running && this.timerAt > at) {
+      clearTimeout(this.timer);
+      this.sleep();
+    }
+  }
+
   /** Stop, and wait for the item in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.wakes.length = 0;
     await this.running;
   }
 
   private loop(): void {
     if (this.stopped) return;
     this.kicked = false;
+    const now = Date.now();
+    let passed = 0;
+    while (passed < this.wakes.length && this.wakes[passed]! <= now) passed += 1;
+    if (passed > 0) this.wakes.splice(0, passed);
     this.running = this.pass()
       .catch((err: unknown) => this.opts.onError(err))
       .finally(() => {
         this.running = undefined;
         if (this.stopped) return;
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.loop();
-        }, this.kicked ? 0 : this.opts.pollMs());
+        this.sleep();
       });
+  }
+
+  private sleep(): void {
+    const now = Date.now();
+    const next = this.wakes.length > 0 ? this.wakes[0]! - now : Infinity;
+    const ms = this.kicked ? 0 : Math.max(0, Math.min(this.opts.pollMs(), next));
+    this.timerAt = now + ms;
+    this.arm(ms);
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // Timers may fire a little before Date.now() reaches their time: wait for it.
+      const early = this.kicked ? 0 : this.timerAt - Date.now();
+      if (early > 0) this.arm(early);
+      else this.loop();
+    }, ms);
   }
 
   private async pass(): Promise<void> {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 // Secrets (API client secrets) are stored as scrypt hashes and compared in constant
 // time. scrypt is deliberately slow, so a verified (stored hash, secret) pair is kept in
@@ -27,7 +27,13 @@ const CACHE_MAX = 10_000;
 const verified = new Map<string, number>();
 
 function sha256(s: string): string {
-  return createHash('sha256').update(s).digest('base64url');
+  return hash('sha256', s, 'base64url');
+}
+
+/** True when this (stored hash, secret) pair was verified within the last CACHE_TTL_MS (no hashing). */
+export function isVerified(secret: string, stored: string): boolean {
+  const until = verified.get(`${stored}\u0000${sha256(secret)}`);
+  return until !== undefined && until > Date.now();
 }
 
 export async function verifySecret(secret: string, stored: string): Promise<boolean> {

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
 import { invalidInput, type FieldConstraint, type FieldError } from './errors.js';
 import { FORMATS, formatWords } from './formats.js';
@@ -137,15 +138,77 @@ export function toFieldErrors(errors: readonly ErrorObject[], part: RequestPart)
   return out;
 }
 
-/** Fastify validator compiler: strict bodies, coerced text parts, our error shape. */
+/**
+ * Fastify validator compiler: strict bodies, coerced text parts, our error shape. Each
+ * schema is compiled when its route first validates a request, not at start-up: most of
+ * the API's routes (and the HEAD twin of every GET) are never called in a given run, and
+ * compiling them all was a fifth of the start-up time and much of the idle memory.
+ * `compileAllRouteSchemas` (tests) compiles every one at once.
+ */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const part = (httpPart ?? 'body') as RequestPart;
-  const validate: ValidateFunction = (part === 'body' ? bodyAjv : textAjv).compile(schema as object);
+  const ajv = part === 'body' ? bodyAjv : textAjv;
+  let validate: ValidateFunction | undefined;
+  const compile = (): ValidateFunction => {
+    pendingCompiles.delete(compile);
+    return (validate ??= ajv.compile(schema as object));
+  };
+  pendingCompiles.add(compile);
   return (data: unknown) => {
-    if (validate(data)) return { value: data };
-    return { error: invalidInput(toFieldErrors(validate.errors ?? [], part)) };
+    const v = validate ?? compile();
+    if (v(data)) return { value: data };
+    return { error: invalidInput(toFieldErrors(v.errors ?? [], part)) };
   };
 };
+
+type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>;
+
+/**
+ * What Fastify's schema controller asks for to build the validator compiler: always
+ * validatorCompiler (so Fastify's default Ajv compiler is never loaded). Its types describe
+ * the default compiler's signature; ours is the FastifySchemaCompiler Fastify calls.
+ */
+export const validatorFactory = (() => validatorCompiler) as unknown as ValidatorFactory;
+
+/** Compilers of route schemas not run yet, of every app of the process (tests compile them all to find a broken schema). */
+const pendingCompiles = new Set<() => unknown>();
+
+/** Compile every route schema (validators and serializers) now; throws on the first that does not compile. */
+export function compileAllRouteSchemas(): number {
+  const all = [...pendingCompiles];
+  for (const c of all) c();
+  return all.length;
+}
+
+interface SerializerRouteSchema {
+  schema?: unknown;
+  method?: string;
+  url?: string;
+  httpStatus?: string;
+  contentType?: string;
+}
+type SerializerCompiler = (route: SerializerRouteSchema) => (data: unknown) => string;
+
+// Fastify's own serializer factory (fast-json-stringify), taken from Fastify's dependencies.
+const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
+const SerializerSelector = fastifyRequire('@fastify/fast-json-stringify-compiler') as () => (externalSchemas: unknown, serializerOpts: unknown) => SerializerCompiler;
+
+/**
+ * Fastify's response serializers exactly as it builds them, but each compiled when its
+ * route first answers with that status (fastify's schemaController.compilersFactory).
+ */
+export function lazySerializerFactory(externalSchemas: unknown, serializerOpts: unknown): SerializerCompiler {
+  const compile = SerializerSelector()(externalSchemas, serializerOpts);
+  return (route) => {
+    let serialize: ((data: unknown) => string) | undefined;
+    const build = () => {
+      pendingCompiles.delete(build);
+      return (serialize ??= compile(route));
+    };
+    pendingCompiles.add(build);
+    return (data) => (serialize ?? build())(data);
+  };
+}
 
 /** Validators compiled by checkSchema, per schema object (compiled once, dropped with the schema). */
 const checkCache = new WeakMap<object, ValidateFunction>();

@@ -1,6 +1,8 @@
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { CustomersTable, DB } from '../../kernel/db/schema.js';
+import { prepared } from '../../kernel/db/prepared.js';
+import { TableCache } from '../../kernel/db/table-cache.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 type Db = Kysely<DB> | Transaction<DB>;
@@ -11,8 +13,19 @@ export async function insertCustomer(db: Db, row: CustomerRow): Promise<void> {
 
 /** A customer of the platform (deleted ones too); another platform's id finds nothing. */
 export async function findCustomer(db: Db, platformId: string, id: string): Promise<CustomerRow | undefined> {
-  return db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+  return customers.get(db, `${platformId}\u0000${id}`, async () => frozen(await customerById.first(db, { platformId, id })));
 }
+
+/**
+ * Customers read on every lookup and quote, kept while the customers table does not change
+ * (SQLite; db/table-cache.ts). Shared between requests, so frozen.
+ */
+const customers = new TableCache<string, CustomerRow | undefined>(['customers']);
+const frozen = <T extends object>(row: T | undefined): T | undefined => (row ? Object.freeze(row) : row);
+
+const customerById = prepared<{ platformId: string; id: string }, CustomerRow>((db, p) =>
+  db.selectFrom('customers').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id')),
+);
 
 export async function findCustomerForUpdate(db: Transaction<DB>, platformId: string, id: string, postgres: boolean): Promise<CustomerRow | undefined> {
   let q = db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id);

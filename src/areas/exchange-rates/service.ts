@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { iso } from '../../kernel/clock.js';
 import { currencyView } from '../../kernel/currencies.js';
 import type { DB } from '../../kernel/db/schema.js';
+import { TableCache } from '../../kernel/db/table-cache.js';
 import { apiError, FieldErrors } from '../../kernel/errors.js';
 import { CORRIDORS, corridorOf, defaultRail, type PaymentRail } from '../../sandbox/corridors.js';
 import { type CachedRate, cachedRate, type FeeSchedule, invertR, rationalToNumber, receivingForSending, sendingBounds } from '../../sandbox/fx.js';
@@ -21,10 +22,15 @@ export const PLATFORM_FEE_TYPE = 'CROSS_CURRENCY_TRANSACTION';
 /** The platform's active cross-currency fee for a source currency, or null (none configured, or not a fee currency). */
 export async function platformFee(db: Db, platformId: string, sourceCurrency: string): Promise<FeeSchedule | null> {
   if (!FEE_SOURCE_CURRENCIES.includes(sourceCurrency)) return null;
-  const f = await findActiveFee(db, platformId, PLATFORM_FEE_TYPE, sourceCurrency);
-  if (!f || f.fixedFee.currency !== sourceCurrency) return null;
-  return { variableBps: f.variableFeeBps, fixed: f.fixedFee.amount };
+  // Read on every lookup and quote: kept while fee_configs does not change (SQLite; see TableCache).
+  return fees.get(db, `${platformId}\u0000${sourceCurrency}`, async () => {
+    const f = await findActiveFee(db, platformId, PLATFORM_FEE_TYPE, sourceCurrency);
+    if (!f || f.fixedFee.currency !== sourceCurrency) return null;
+    return Object.freeze({ variableBps: f.variableFeeBps, fixed: f.fixedFee.amount });
+  });
 }
+
+const fees = new TableCache<string, FeeSchedule | null>(['fee_configs']);
 
 /**
  * The platform's rate for a pair at `nowMs` (its clock), with the fee that applies to it:

@@ -1,5 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB, ExternalAccountsTable } from '../../kernel/db/schema.js';
+import { prepared } from '../../kernel/db/prepared.js';
+import { TableCache } from '../../kernel/db/table-cache.js';
 
 // SQL of external accounts. Every query filters on platform_id; deleted accounts are
 // never found (a deleted account answers 404 like an unknown one).
@@ -16,11 +18,27 @@ export async function insertExternalAccount(db: Db, row: ExternalAccountRow): Pr
 
 /** A live external account of the platform, of the given owner kind ('any' by default). */
 export async function findExternalAccount(db: Db, platformId: string, id: string, owner: AccountOwner = 'any'): Promise<ExternalAccountRow | undefined> {
-  let q = db.selectFrom('external_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('is_deleted', '=', 0);
-  if (owner === 'customer') q = q.where('customer_id', 'is not', null);
-  if (owner === 'platform') q = q.where('customer_id', 'is', null);
-  return q.executeTakeFirst();
+  return accounts.get(db, `${owner}\u0000${platformId}\u0000${id}`, async () => {
+    const row = await accountById[owner].first(db, { platformId, id });
+    return row ? Object.freeze(row) : row;
+  });
 }
+
+/**
+ * Accounts read on every lookup and quote, kept while the external_accounts table does not
+ * change (SQLite; db/table-cache.ts). Shared between requests, so frozen.
+ */
+const accounts = new TableCache<string, ExternalAccountRow | undefined>(['external_accounts']);
+
+// Read on every lookup and quote: built and compiled once (kernel/db/prepared.ts).
+const accountBy = (owner: AccountOwner) =>
+  prepared<{ platformId: string; id: string }, ExternalAccountRow>((db, p) => {
+    let q = db.selectFrom('external_accounts').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id')).where('is_deleted', '=', 0);
+    if (owner === 'customer') q = q.where('customer_id', 'is not', null);
+    if (owner === 'platform') q = q.where('customer_id', 'is', null);
+    return q;
+  });
+const accountById: Record<AccountOwner, ReturnType<typeof accountBy>> = { any: accountBy('any'), customer: accountBy('customer'), platform: accountBy('platform') };
 
 /** The account holding a liveness challenge token (any platform: the token is the credential). */
 export async function findExternalAccountByChallengeToken(db: Db, token: string): Promise<ExternalAccountRow | undefined> {

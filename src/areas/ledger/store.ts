@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DB, LedgerBalancesTable, LedgerEntriesTable, LedgerPostingsTable } from '../../kernel/db/schema.js';
+import { prepared, preparedByShape, preparedInsert } from '../../kernel/db/prepared.js';
 
 // The ledger's SQL. Balances change only through ledger/service.ts (postEntry).
 
@@ -25,10 +26,46 @@ export async function insertBalanceRows(db: Db, rows: BalanceRow[]): Promise<voi
  */
 export async function lockBalanceRows(trx: Transaction<DB>, platformId: string, accountIds: string[], postgres: boolean): Promise<BalanceRow[]> {
   if (accountIds.length === 0) return [];
-  let q = trx.selectFrom('ledger_balances').selectAll().where('platform_id', '=', platformId).where('account_id', 'in', accountIds).orderBy('account_id');
-  if (postgres) q = q.forUpdate();
-  return q.execute();
+  const q = balanceRowsToLock({ n: accountIds.length, postgres });
+  if (!q) {
+    let b = trx.selectFrom('ledger_balances').selectAll().where('platform_id', '=', platformId).where('account_id', 'in', accountIds).orderBy('account_id');
+    if (postgres) b = b.forUpdate();
+    return b.execute();
+  }
+  return q.all(trx, { platformId, ...listParams(accountIds) });
 }
+
+// The hot queries of postEntry are prepared (kernel/db/prepared.ts): built and compiled once
+// (per number of accounts, for the lists).
+const listParams = (ids: readonly string[]): Record<string, string> => Object.fromEntries(ids.map((id, i) => [`a${i}`, id]));
+const listOf = (n: number, p: (name: string) => unknown) => Array.from({ length: n }, (_, i) => p(`a${i}`) as string);
+
+const balanceRowsToLock = preparedByShape<{ n: number; postgres: boolean }, Record<string, string>, BalanceRow>(
+  (s) => `${s.n}|${s.postgres}`,
+  (db, p, s) => {
+    const q = db.selectFrom('ledger_balances').selectAll().where('platform_id', '=', p('platformId')).where('account_id', 'in', listOf(s.n, p)).orderBy('account_id');
+    return s.postgres ? q.forUpdate() : q;
+  },
+);
+
+const balanceRowsOf = preparedByShape<number, Record<string, string>, BalanceRow>(
+  (n) => String(n),
+  (db, p, n) => db.selectFrom('ledger_balances').selectAll().where('account_id', 'in', listOf(n, p)),
+);
+
+const updateBalance = prepared<{ available: number; pending: number; held: number; updated_at: string; accountId: string; version: number }>((db, p) =>
+  db
+    .updateTable('ledger_balances')
+    .set({ available: p('available'), pending: p('pending'), held: p('held'), updated_at: p('updated_at'), version: sql<number>`version + 1` })
+    .where('account_id', '=', p('accountId'))
+    .where('version', '=', p('version')),
+);
+
+const insertEntryRow = preparedInsert('ledger_entries');
+const insertPostingRows = preparedInsert('ledger_postings');
+const entryByIdempotencyKey = prepared<{ platformId: string; key: string }, EntryRow>((db, p) =>
+  db.selectFrom('ledger_entries').selectAll().where('platform_id', '=', p('platformId')).where('idempotency_key', '=', p('key')),
+);
 
 /** Write a balance row's new values; false when its version moved (the lock makes that impossible). */
 export async function updateBalanceRow(
@@ -37,26 +74,21 @@ export async function updateBalanceRow(
   expectedVersion: number,
   values: { available: number; pending: number; held: number; updated_at: string },
 ): Promise<boolean> {
-  const r = await trx
-    .updateTable('ledger_balances')
-    .set({ ...values, version: sql<number>`version + 1` })
-    .where('account_id', '=', accountId)
-    .where('version', '=', expectedVersion)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  const r = await updateBalance.execute(trx, { ...values, accountId, version: expectedVersion });
+  return Number(r.numAffectedRows ?? 0) === 1;
 }
 
 export async function insertEntry(trx: Transaction<DB>, row: EntryRow): Promise<void> {
-  await trx.insertInto('ledger_entries').values(row).execute();
+  await insertEntryRow(trx, row);
 }
 
 export async function insertPostings(trx: Transaction<DB>, rows: PostingRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await trx.insertInto('ledger_postings').values(rows).execute();
+  await insertPostingRows(trx, rows);
 }
 
 export async function findEntryByIdempotencyKey(db: Db, platformId: string, key: string): Promise<EntryRow | undefined> {
-  return db.selectFrom('ledger_entries').selectAll().where('platform_id', '=', platformId).where('idempotency_key', '=', key).executeTakeFirst();
+  return entryByIdempotencyKey.first(db, { platformId, key });
 }
 
 export async function findEntry(db: Db, platformId: string, id: string): Promise<EntryRow | undefined> {
@@ -70,7 +102,9 @@ export async function postingsOfEntry(db: Db, entryId: string): Promise<PostingR
 /** Balance rows of these accounts (no lock). */
 export async function selectBalanceRows(db: Db, accountIds: string[]): Promise<BalanceRow[]> {
   if (accountIds.length === 0) return [];
-  return db.selectFrom('ledger_balances').selectAll().where('account_id', 'in', accountIds).execute();
+  const q = balanceRowsOf(accountIds.length);
+  if (!q) return db.selectFrom('ledger_balances').selectAll().where('account_id', 'in', accountIds).execute();
+  return q.all(db, listParams(accountIds));
 }
 
 /** Sum of the postings per (account, bucket): what the balance rows must equal. */

@@ -1,18 +1,28 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB, QuotesTable } from '../../kernel/db/schema.js';
+import { prepared, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
 export type QuoteRow = Selectable<QuotesTable>;
 type Db = Kysely<DB> | Transaction<DB>;
 
+// The payment flows' queries are prepared (kernel/db/prepared.ts): built and compiled once.
+const insertRow = preparedInsert('quotes');
+const byId = (lock: boolean) =>
+  prepared<{ platformId: string; id: string }, QuoteRow>((db, p) => {
+    const q = db.selectFrom('quotes').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id'));
+    return lock ? q.forUpdate() : q;
+  });
+const findById = byId(false);
+const findByIdForUpdate = byId(true);
+const updateWithStatus = preparedUpdate('quotes', ['platform_id', 'id', 'status']);
+
 export async function insertQuote(db: Db, row: QuoteRow): Promise<void> {
-  await db.insertInto('quotes').values(row).execute();
+  await insertRow(db, row);
 }
 
 /** A quote of the platform; with `lock` (PostgreSQL) the row is locked until the transaction ends. */
 export async function findQuote(db: Db, platformId: string, id: string, lock = false): Promise<QuoteRow | undefined> {
-  let q = db.selectFrom('quotes').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
-  if (lock) q = q.forUpdate();
-  return q.executeTakeFirst();
+  return (lock ? findByIdForUpdate : findById).first(db, { platformId, id });
 }
 
 export async function findQuoteByTransaction(db: Db, platformId: string, transactionId: string): Promise<QuoteRow | undefined> {
@@ -21,6 +31,5 @@ export async function findQuoteByTransaction(db: Db, platformId: string, transac
 
 /** Move a quote from one status to another; false when it was no longer in `from`. */
 export async function updateQuoteStatus(db: Db, platformId: string, id: string, from: string, set: Updateable<QuotesTable>): Promise<boolean> {
-  const r = await db.updateTable('quotes').set(set).where('platform_id', '=', platformId).where('id', '=', id).where('status', '=', from).executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  return (await updateWithStatus(db, set, [platformId, id, from])) === 1;
 }

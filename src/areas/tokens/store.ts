@@ -1,6 +1,7 @@
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiTokensTable, DB, PlatformsTable } from '../../kernel/db/schema.js';
+import { prepared } from '../../kernel/db/prepared.js';
 
 export type TokenRow = Selectable<ApiTokensTable>;
 
@@ -57,26 +58,38 @@ export function tokenQuery(db: Kysely<DB>, platformId: string, f: TokenFilter) {
   return whereTimeRange(q, f);
 }
 
-/** The credential check's one query: the live token by client id or token id, with its platform. */
+type CredentialRow = {
+  [K in keyof TokenRow as `t_${K & string}`]: TokenRow[K];
+} & {
+  [K in Exclude<keyof Selectable<PlatformsTable>, 'webhook_private_key'> as `p_${K & string}`]: Selectable<PlatformsTable>[K];
+};
+
+/** The credential check's one query, by client id or by `Token:` id: the live token with its platform. */
+const credentialBy = (column: 't.id' | 't.client_id') =>
+  prepared<{ username: string }, CredentialRow>((db, p) =>
+    db
+      .selectFrom('api_tokens as t')
+      .innerJoin('platforms as p', 'p.id', 't.platform_id')
+      .select([
+        't.id as t_id', 't.platform_id as t_platform_id', 't.name as t_name', 't.permissions as t_permissions',
+        't.client_id as t_client_id', 't.secret_hash as t_secret_hash', 't.is_bootstrap as t_is_bootstrap',
+        't.created_at as t_created_at', 't.updated_at as t_updated_at', 't.deleted_at as t_deleted_at',
+        'p.id as p_id', 'p.name as p_name', 'p.regulated as p_regulated', 'p.is_default as p_is_default',
+        'p.options as p_options', 'p.clock_offset_ms as p_clock_offset_ms', 'p.created_at as p_created_at',
+        'p.updated_at as p_updated_at', 'p.webhook_public_key as p_webhook_public_key',
+      ])
+      .where(column, '=', p('username'))
+      .where('t.deleted_at', 'is', null),
+  );
+const credentialByTokenId = credentialBy('t.id');
+const credentialByClientId = credentialBy('t.client_id');
+
+/** The live token named by a Basic user name (client id or `Token:` id), with its platform. */
 export async function findCredential(
   db: Kysely<DB>,
   username: string,
 ): Promise<{ token: TokenRow; platform: Selectable<PlatformsTable> } | undefined> {
-  const column = username.startsWith('Token:') ? 't.id' : 't.client_id';
-  const row = await db
-    .selectFrom('api_tokens as t')
-    .innerJoin('platforms as p', 'p.id', 't.platform_id')
-    .select([
-      't.id as t_id', 't.platform_id as t_platform_id', 't.name as t_name', 't.permissions as t_permissions',
-      't.client_id as t_client_id', 't.secret_hash as t_secret_hash', 't.is_bootstrap as t_is_bootstrap',
-      't.created_at as t_created_at', 't.updated_at as t_updated_at', 't.deleted_at as t_deleted_at',
-      'p.id as p_id', 'p.name as p_name', 'p.regulated as p_regulated', 'p.is_default as p_is_default',
-      'p.options as p_options', 'p.clock_offset_ms as p_clock_offset_ms', 'p.created_at as p_created_at',
-      'p.updated_at as p_updated_at', 'p.webhook_public_key as p_webhook_public_key',
-    ])
-    .where(column, '=', username)
-    .where('t.deleted_at', 'is', null)
-    .executeTakeFirst();
+  const row = await (username.startsWith('Token:') ? credentialByTokenId : credentialByClientId).first(db, { username });
   if (!row) return undefined;
   return {
     token: {

@@ -1,29 +1,39 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB, TransactionsTable } from '../../kernel/db/schema.js';
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
+import { prepared, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
 export type TransactionRow = Selectable<TransactionsTable>;
 type Db = Kysely<DB> | Transaction<DB>;
 
+// The payment flows' queries are prepared (kernel/db/prepared.ts): built and compiled once.
+const insertRow = preparedInsert('transactions');
+const byId = (lock: boolean) =>
+  prepared<{ platformId: string; id: string }, TransactionRow>((db, p) => {
+    const q = db.selectFrom('transactions').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id'));
+    return lock ? q.forUpdate() : q;
+  });
+const findById = byId(false);
+const findByIdForUpdate = byId(true);
+const updateWithStatus = preparedUpdate('transactions', ['platform_id', 'id', 'status']);
+const updateById = preparedUpdate('transactions', ['platform_id', 'id']);
+
 export async function insertTransaction(db: Db, row: TransactionRow): Promise<void> {
-  await db.insertInto('transactions').values(row).execute();
+  await insertRow(db, row);
 }
 
 export async function findTransaction(db: Db, platformId: string, id: string, lock = false): Promise<TransactionRow | undefined> {
-  let q = db.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
-  if (lock) q = q.forUpdate();
-  return q.executeTakeFirst();
+  return (lock ? findByIdForUpdate : findById).first(db, { platformId, id });
 }
 
 /** Move a transaction from one status to another; false when it was no longer in `from`. */
 export async function updateTransactionStatus(db: Db, platformId: string, id: string, from: string, set: Updateable<TransactionsTable>): Promise<boolean> {
-  const r = await db.updateTable('transactions').set(set).where('platform_id', '=', platformId).where('id', '=', id).where('status', '=', from).executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  return (await updateWithStatus(db, set, [platformId, id, from])) === 1;
 }
 
 /** Change a transaction's fields (no status guard: the caller holds the row). */
 export async function updateTransaction(db: Db, platformId: string, id: string, set: Updateable<TransactionsTable>): Promise<void> {
-  await db.updateTable('transactions').set(set).where('platform_id', '=', platformId).where('id', '=', id).execute();
+  await updateById(db, set, [platformId, id]);
 }
 
 export interface TransactionFilter extends TimeRange {

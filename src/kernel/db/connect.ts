@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import type pgTypes from 'pg';
+import { BACKSTOP_AUTOCHECKPOINT, type Checkpointer, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -13,7 +14,24 @@ export interface Store {
   kind: StoreKind;
   /** Where the data lives, for the start-up banner (no password). */
   describe: string;
+  /**
+   * SQLite only (absent on PostgreSQL, where other processes write without telling this
+   * one): a watch on some tables for in-memory caches of their rows. See `ChangeWatch`.
+   */
+  watch?: (tables: readonly string[]) => ChangeWatch;
   close(): Promise<void>;
+}
+
+/**
+ * A version of some tables' contents: it changes whenever a row of one of them may have
+ * changed, through this store (counted before the statement runs, so also for a write that
+ * is rolled back later) or through any other connection to the same database file (the
+ * `payments-service token …` commands, another tool): SQLite's `PRAGMA data_version`. A
+ * cache keeps the version it read a row under, and trusts the row only while `version()`
+ * still answers the same number.
+ */
+export interface ChangeWatch {
+  version(): number;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/payments.sqlite';
@@ -46,6 +64,11 @@ export interface OpenOptions {
   schema?: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /**
+   * SQLite file: checkpoint the WAL from a worker thread (db/checkpointer.ts) rather than
+   * in the connection that commits. The server turns it on; short-lived commands need not.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Promise<Store> {
@@ -57,15 +80,32 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
     database.pragma('synchronous = NORMAL');
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
-    return {
+    // Statement journals (a savepoint's, a statement that fires a trigger or writes several
+    // rows inside a transaction) and temporary tables in memory, not in files created and
+    // unlinked in the temp directory for each one. They only serve rollbacks inside an open
+    // transaction: durability is the WAL's, unchanged.
+    database.pragma('temp_store = MEMORY');
+    let checkpointer: Checkpointer | undefined;
+    if (file !== ':memory:' && opts.backgroundCheckpoints) {
+      database.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT}`);
+      checkpointer = startCheckpointer(resolve(file));
+    }
+    const writes = new WriteCounter(database);
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(database, STATEMENT_CACHE_SIZE, writes) }) });
+    return registered({
       db,
       kind: 'sqlite',
+      watch: (tables) => writes.watch(tables),
       describe: file === ':memory:' ? 'SQLite (in memory)' : `SQLite ${resolve(file)}`,
-      close: () => db.destroy(),
-    };
+      close: async () => {
+        await checkpointer?.stop();
+        await db.destroy();
+      },
+    });
   }
 
+  // Loaded only for PostgreSQL: a SQLite server starts without it.
+  const pg = ((await import('pg')) as unknown as { default: typeof pgTypes }).default;
   const int8 = 20;
   const numeric = 1700;
   const pool = new pg.Pool({
@@ -88,12 +128,138 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   }
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   await sql`select 1`.execute(db);
-  return {
+  return registered({
     db,
     kind: 'postgres',
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
     close: () => db.destroy(),
+  });
+}
+
+/** Stores by their Kysely instance's adapter, which its transactions share. */
+const storesByAdapter = new WeakMap<object, Store>();
+
+function registered(store: Store): Store {
+  storesByAdapter.set(store.db.getExecutor().adapter, store);
+  return store;
+}
+
+/** The store a Kysely handle (the store's own, or one of its transactions) belongs to. */
+export function storeOf(db: Kysely<DB>): Store | undefined {
+  return storesByAdapter.get(db.getExecutor().adapter);
+}
+
+/** How many prepared statements the SQLite store keeps (by SQL text, least recently used out). */
+export const STATEMENT_CACHE_SIZE = 1_000;
+
+/**
+ * The better-sqlite3 database as Kysely's SQLite driver sees it, with a prepared-statement
+ * cache: the driver calls `prepare(sql)` for every execution, and preparing (parsing and
+ * planning the SQL) cost more than running most of the service's queries. A statement is
+ * reused by its SQL text; the driver binds fresh parameters on each run (`all` / `run`), and
+ * SQLite re-prepares a statement by itself when the schema changes. The one connection is
+ * used by one query at a time (the driver's mutex), so a cached statement is never run twice
+ * at once; a statement still busy (a stream left open) is not shared: a fresh one is
+ * prepared for that call. Transactions and savepoints are plain statements too
+ * (`begin`, `savepoint x`, …) and are cached like any other.
+ */
+export function withStatementCache(database: Database.Database, max = STATEMENT_CACHE_SIZE, writes?: WriteCounter): SqliteDatabase {
+  const cache = new Map<string, { stmt: Database.Statement; writes: WriteTarget }>();
+  return {
+    prepare(text: string) {
+      let entry = cache.get(text);
+      if (entry !== undefined) {
+        // Most recently used last: re-insert (Map keeps insertion order).
+        cache.delete(text);
+        cache.set(text, entry);
+      } else {
+        entry = { stmt: database.prepare(text), writes: writeTargetOf(text) };
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+        cache.set(text, entry);
+      }
+      // The driver runs the statement right after preparing it: count its write now.
+      if (writes && entry.writes !== null) writes.count(entry.writes);
+      return entry.stmt.busy ? database.prepare(text) : entry.stmt;
+    },
+    close() {
+      cache.clear();
+      database.close();
+    },
   };
+}
+
+/** What a statement may write: nothing (null), one table, or anything ('*'). */
+type WriteTarget = string | null;
+
+// A rollback (of a transaction or to a savepoint) undoes writes whose rows a cache may have
+// read meanwhile, and a delete (or a replace) may cascade to other tables through foreign
+// keys: both count as a write of every table ('*', below). An insert or an update writes
+// its own table only (no foreign key cascades on update).
+const READ_ONLY = /^\s*(select|begin|commit|end|savepoint|release)\b/i;
+const WRITE_ONE = /^\s*(?:insert(?:\s+or\s+(?:abort|fail|ignore|rollback))?\s+into|update(?:\s+or\s+(?:abort|fail|ignore|rollback))?)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?[\s(]/i;
+
+/** The table a statement writes, from its SQL text; '*' when it cannot tell (DDL, a CTE, a pragma, a rollback). */
+export function writeTargetOf(text: string): WriteTarget {
+  if (READ_ONLY.test(text)) return null;
+  const m = WRITE_ONE.exec(text);
+  return m ? m[1]!.toLowerCase() : '*';
+}
+
+/**
+ * How long a read of `PRAGMA data_version` (another connection committed?) is reused. The
+ * pragma takes the file's locks, so reading it for every cache look-up would cost more
+ * than some of the reads it saves; within this window a change another process committed
+ * is seen as if it had been committed a moment later (that process is not answering
+ * anyone in the meantime: its own commit is all it does).
+ */
+export const EXTERNAL_CHECK_MS = 1;
+
+/** Counts writes per table on the SQLite store, for ChangeWatch. */
+class WriteCounter {
+  private readonly perTable = new Map<string, number>();
+  private any = 0;
+  private readonly dataVersion: Database.Statement;
+  private external: unknown;
+  private externalReadAt = -Infinity;
+
+  constructor(database: Database.Database) {
+    this.dataVersion = database.prepare('pragma data_version').pluck();
+  }
+
+  count(table: string): void {
+    if (table === '*') this.any += 1;
+    else this.perTable.set(table, (this.perTable.get(table) ?? 0) + 1);
+  }
+
+  /** The data_version of the file (changes when another connection commits), read at most once per EXTERNAL_CHECK_MS. */
+  private externalVersion(): unknown {
+    const now = performance.now();
+    if (now - this.externalReadAt >= EXTERNAL_CHECK_MS) {
+      this.external = this.dataVersion.get();
+      this.externalReadAt = now;
+    }
+    return this.external;
+  }
+
+  watch(tables: readonly string[]): ChangeWatch {
+    const names = tables.map((t) => t.toLowerCase());
+    let version = 0;
+    let seen = -1;
+    let external: unknown;
+    return {
+      version: () => {
+        let sum = this.any;
+        for (const t of names) sum += this.perTable.get(t) ?? 0;
+        const dv = this.externalVersion();
+        if (sum !== seen || dv !== external) {
+          seen = sum;
+          external = dv;
+          version += 1;
+        }
+        return version;
+      },
+    };
+  }
 }
 
 /** True when a database error is a unique-constraint violation, on either store. */

@@ -323,6 +323,21 @@ export interface DB {
   transactions: TransactionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  transaction_volumes: TransactionVolumesTable;
+}
+
+/**
+ * SQLite only (migration 0009): the counted OUTGOING volume of a corridor on one UTC day of
+ * the platform clock, kept by triggers on transactions.
+ */
+export interface TransactionVolumesTable {
+  platform_id: string;
+  sent_currency: string;
+  received_currency: string;
+  /** `YYYY-MM-DD`: the first 10 characters of the transactions' created_at. */
+  day: string;
+  /** Sum of sent_amount, smallest unit of the sending currency. */
+  total: number;
 }
 
 export interface QuotesTable {
