@@ -132,6 +132,25 @@ describe.runIf(STORE === 'sqlite')('SQLite change watch and table caches', () =>
     expect(await name()).toBe('b');
   });
 
+  it('takes the write lock when a transaction begins, so a transaction that reads first cannot lose its snapshot', async () => {
+    await store.db.insertInto('platforms').values({ id: 'Platform:1', name: 'a', regulated: 0, is_default: 0, options: '{}', clock_offset_ms: 0, created_at: 'x', updated_at: 'x', webhook_private_key: null, webhook_public_key: null }).execute();
+    const other = new Database(join(dir, 'db.sqlite'));
+    other.pragma('busy_timeout = 0');
+    try {
+      await store.db.transaction().execute(async (trx) => {
+        expect((await trx.selectFrom('platforms').select('name').where('id', '=', 'Platform:1').executeTakeFirst())?.name).toBe('a');
+        // With a deferred `begin` this commit would go through, and the write below would
+        // then fail with SQLITE_BUSY_SNAPSHOT; here it has to wait for the transaction.
+        expect(() => other.prepare("update platforms set name = 'b' where id = 'Platform:1'").run()).toThrow(/busy|locked/i);
+        await trx.updateTable('platforms').set({ name: 'c' }).where('id', '=', 'Platform:1').execute();
+      });
+      other.prepare("update platforms set name = 'b' where id = 'Platform:1'").run();
+    } finally {
+      other.close();
+    }
+    expect((await store.db.selectFrom('platforms').select('name').where('id', '=', 'Platform:1').executeTakeFirst())?.name).toBe('b');
+  });
+
   it('runs WAL checkpoints from a worker when asked, and closes cleanly', async () => {
     const file = join(dir, 'bg.sqlite');
     const bg = await openStore({ kind: 'sqlite', location: file }, { backgroundCheckpoints: true });

@@ -166,7 +166,13 @@ export const STATEMENT_CACHE_SIZE = 1_000;
 export function withStatementCache(database: Database.Database, max = STATEMENT_CACHE_SIZE, writes?: WriteCounter): SqliteDatabase {
   const cache = new Map<string, { stmt: Database.Statement; writes: WriteTarget }>();
   return {
-    prepare(text: string) {
+    prepare(sqlText: string) {
+      // Kysely opens a transaction with a plain (deferred) `begin`: it would take the write
+      // lock only at its first write, and a transaction that read first could then fail
+      // with SQLITE_BUSY_SNAPSHOT when another connection to the file (the CLI, a second
+      // store) committed in between. `begin immediate` takes the lock up front, waiting
+      // busy_timeout for it: transactions of every connection run one after the other.
+      const text = sqlText === 'begin' ? 'begin immediate' : sqlText;
       let entry = cache.get(text);
       if (entry !== undefined) {
         // Most recently used last: re-insert (Map keeps insertion order).
