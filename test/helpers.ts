@@ -155,3 +155,14 @@ export async function storeSeries(): Promise<StoreSeries> {
     drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+export const sleep = (ms: number): Promise<void> => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `cond` every `everyMs` until it holds; throws after `timeoutMs`. */
+export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 5_000, everyMs = 5): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(everyMs);
+  }
+}

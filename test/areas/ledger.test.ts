@@ -14,14 +14,13 @@ import {
   worldAccountId,
 } from '../../src/areas/ledger/service.js';
 import { newId } from '../../src/kernel/ids.js';
-import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, makeApp, sleep, STORE, type TestApp } from '../helpers.js';
 
 // The ledger, through its service on a real store: entries that do not sum to zero are
 // refused; postings move balances and the balance rows always equal the sum of their
 // postings; an internal account never goes below zero (refused, nothing written); and two
 // concurrent entries against a balance that affords only one: exactly one commits.
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe(`ledger (${STORE})`, () => {
   let t: TestApp;

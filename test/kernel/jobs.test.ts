@@ -6,20 +6,10 @@ import { iso, ManualClock } from '../../src/kernel/clock.js';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
 import { emitEvent, listEvents } from '../../src/kernel/events.js';
 import { type JobContext, JobQueue, type JobRecord } from '../../src/kernel/jobs.js';
-import { freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
+import { freshStore, makeApp, openSameSchema, sleep, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
 
 // The kernel's durable jobs, driven by hand (runOne/runDue with a ManualClock) and through
 // the worker loop (start/stop with real timers).
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}
 
 async function jobRow(store: Store, id: string) {
   const row = await store.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

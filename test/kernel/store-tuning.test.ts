@@ -15,22 +15,12 @@ import { JobQueue } from '../../src/kernel/jobs.js';
 import { PollingLoop } from '../../src/kernel/polling.js';
 import { compileAllRouteSchemas } from '../../src/kernel/validation.js';
 import { outgoingVolume, STATUSES_NOT_COUNTED } from '../../src/areas/limits/store.js';
-import { freshStore, makeApp, STORE, type TestApp, type TestStore } from '../helpers.js';
+import { freshStore, makeApp, sleep, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
 
 // The machinery behind the hot paths (bench/README.md): the SQLite statement cache and
 // change watch, table caches, prepared queries, grouped inserts, the transaction-volume
 // triggers, job batches and wake-ups, and lazily compiled route schemas. Each must answer
 // exactly what the plain code did.
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
-  }
-}
 
 describe('SQLite statement cache', () => {
   it('reuses a statement per SQL text, keeps at most `max`, and never shares a busy one', () => {
