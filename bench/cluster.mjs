@@ -1,6 +1,6 @@
 // `--processes N` of the benchmark: N server processes behind Node's cluster module, all
 // listening on one PORT (the primary accepts and hands connections round-robin).
-//   node bench/cluster.mjs <N> <server entry> [args…]     e.g. 2 dist/src/main.js serve
+//   node bench/cluster.mjs <N> <server entry> [args…]     e.g. 2 dist/bundle/main.js serve
 // Each worker runs the server entry exactly as `node <entry> serve` would, with the same
 // environment. Prints `bench-cluster workers <pid>,<pid>…` once every worker is online and
 // `bench-cluster listening` once every worker listens.

@@ -1,6 +1,6 @@
 // The benchmark suite (`npm run bench`; see bench/README.md for what each figure means).
 //
-// Builds the service (npm run build), starts it as a user would (node dist/src/main.js
+// Builds the service (npm run build), starts it as a user would (node dist/bundle/main.js
 // serve, or N processes behind node:cluster) on a fresh store, creates its fixtures through
 // the API, then drives load with autocannon from this process against:
 //   bare      a bare node:http server with a fixed small JSON body (bench/bare-server.mjs): the machine's limit
@@ -67,7 +67,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --scenarios <list>        Comma list of ${SCENARIOS.join(', ')} (default all)
   --warmup <s>              Warm-up seconds per scenario before measuring (default 2; 0 = none)
   --out <dir>               Directory of the results JSON (default bench/results)
-  --server dist|bin         dist: build, then node dist/src/main.js serve (default);
+  --server dist|bin         dist: build, then node dist/bundle/main.js serve (default);
                             bin: node bin/payments-service.js serve (sources through tsx, no build)
   --no-build                With --server dist: use the existing dist/ as it is
   --cpu-prof <dir>          Write V8 CPU profiles of the measured server process(es) to <dir>
@@ -716,7 +716,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   let server: ServerProcess | undefined;
   try {
     if (opts.build) build();
-    const entry = opts.server === 'dist' ? join(ROOT, 'dist', 'src', 'main.js') : join(ROOT, 'bin', 'payments-service.js');
+    const entry = opts.server === 'dist' ? join(ROOT, 'dist', 'bundle', 'main.js') : join(ROOT, 'bin', 'payments-service.js');
     if (!existsSync(entry)) throw new Error(`${entry} is missing${opts.server === 'dist' ? ': run npm run build (or drop --no-build)' : ''}`);
 
     store = opts.store === 'sqlite' ? sqliteStore(tmp) : await postgresStore(opts.databaseUrl);
