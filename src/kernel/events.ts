@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { DB } from './db/schema.js';
+import type { DB, WebhookDeliveriesTable } from './db/schema.js';
 import { prepared } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
 import { newId } from './ids.js';
@@ -74,17 +74,9 @@ const insertEvent = prepared<{ id: string; platform_id: string; type: string; re
     .returning('seq'),
 );
 
-const insertDelivery = prepared<{
-  id: string;
-  platform_id: string;
-  event_id: string;
-  event_seq: number;
-  type: string;
-  resource_id: string;
-  status: string;
-  next_attempt_ms: number | null;
-  created_at: string;
-}>((db, p) =>
+type NewDelivery = Pick<WebhookDeliveriesTable, 'id' | 'platform_id' | 'event_id' | 'event_seq' | 'type' | 'resource_id' | 'status' | 'next_attempt_ms' | 'created_at'>;
+
+const insertDelivery = prepared<NewDelivery>((db, p) =>
   db.insertInto('webhook_deliveries').values({
     id: p('id'),
     platform_id: p('platform_id'),

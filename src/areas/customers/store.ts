@@ -1,7 +1,7 @@
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { CustomersTable, DB } from '../../kernel/db/schema.js';
-import { prepared } from '../../kernel/db/prepared.js';
+import { preparedByPlatformAndId } from '../../kernel/db/prepared.js';
 import { TableCache } from '../../kernel/db/table-cache.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
@@ -23,9 +23,7 @@ export async function findCustomer(db: Db, platformId: string, id: string): Prom
 const customers = new TableCache<string, CustomerRow | undefined>(['customers']);
 const frozen = <T extends object>(row: T | undefined): T | undefined => (row ? Object.freeze(row) : row);
 
-const customerById = prepared<{ platformId: string; id: string }, CustomerRow>((db, p) =>
-  db.selectFrom('customers').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id')),
-);
+const customerById = preparedByPlatformAndId('customers').find;
 
 export async function findCustomerForUpdate(db: Transaction<DB>, platformId: string, id: string, postgres: boolean): Promise<CustomerRow | undefined> {
   let q = db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id);

@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DB, InternalAccountsTable } from '../../kernel/db/schema.js';
-import { prepared } from '../../kernel/db/prepared.js';
+import { preparedByPlatformAndId } from '../../kernel/db/prepared.js';
 
 export type InternalAccountRow = Selectable<InternalAccountsTable>;
 type Db = Kysely<DB> | Transaction<DB>;
@@ -33,9 +33,7 @@ export async function findAccount(db: Db, platformId: string, id: string): Promi
 }
 
 /** Read on every quote and ledger entry: built and compiled once (kernel/db/prepared.ts). */
-const accountById = prepared<{ platformId: string; id: string }, InternalAccountRow>((db, p) =>
-  db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id')),
-);
+const accountById = preparedByPlatformAndId('internal_accounts').find;
 
 export async function findAccountByFundingReference(db: Db, reference: string): Promise<InternalAccountRow | undefined> {
   return db.selectFrom('internal_accounts').selectAll().where('funding_reference', '=', reference).executeTakeFirst();

@@ -1,19 +1,13 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB, QuotesTable } from '../../kernel/db/schema.js';
-import { prepared, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
+import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
 export type QuoteRow = Selectable<QuotesTable>;
 type Db = Kysely<DB> | Transaction<DB>;
 
 // The payment flows' queries are prepared (kernel/db/prepared.ts): built and compiled once.
 const insertRow = preparedInsert('quotes');
-const byId = (lock: boolean) =>
-  prepared<{ platformId: string; id: string }, QuoteRow>((db, p) => {
-    const q = db.selectFrom('quotes').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id'));
-    return lock ? q.forUpdate() : q;
-  });
-const findById = byId(false);
-const findByIdForUpdate = byId(true);
+const { find: findById, findForUpdate: findByIdForUpdate } = preparedByPlatformAndId('quotes');
 const updateWithStatus = preparedUpdate('quotes', ['platform_id', 'id', 'status']);
 
 export async function insertQuote(db: Db, row: QuoteRow): Promise<void> {

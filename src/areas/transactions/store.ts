@@ -1,20 +1,14 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB, TransactionsTable } from '../../kernel/db/schema.js';
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
-import { prepared, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
+import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
 export type TransactionRow = Selectable<TransactionsTable>;
 type Db = Kysely<DB> | Transaction<DB>;
 
 // The payment flows' queries are prepared (kernel/db/prepared.ts): built and compiled once.
 const insertRow = preparedInsert('transactions');
-const byId = (lock: boolean) =>
-  prepared<{ platformId: string; id: string }, TransactionRow>((db, p) => {
-    const q = db.selectFrom('transactions').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id'));
-    return lock ? q.forUpdate() : q;
-  });
-const findById = byId(false);
-const findByIdForUpdate = byId(true);
+const { find: findById, findForUpdate: findByIdForUpdate } = preparedByPlatformAndId('transactions');
 const updateWithStatus = preparedUpdate('transactions', ['platform_id', 'id', 'status']);
 const updateById = preparedUpdate('transactions', ['platform_id', 'id']);
 

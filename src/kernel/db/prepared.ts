@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely, QueryResult, RootOperationNode, Transaction } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, QueryResult, RootOperationNode, Selectable, Transaction } from 'kysely';
 import type { DB } from './schema.js';
 
 // Prepared queries for the hot paths. Building a Kysely query and compiling it to SQL costs
@@ -226,4 +226,19 @@ export function preparedUpdate<T extends keyof DB & string>(table: T, whereColum
     const r = await q.execute(db, params);
     return Number(r.numAffectedRows ?? 0);
   };
+}
+
+/**
+ * The row of `table` with this platform_id and id: `find` reads it, `findForUpdate` reads
+ * it with a row lock on PostgreSQL (`for update`; SQLite has one writer anyway).
+ */
+export function preparedByPlatformAndId<T extends keyof DB & string>(
+  table: T,
+): Record<'find' | 'findForUpdate', Prepared<{ platformId: string; id: string }, Selectable<DB[T]>>> {
+  const byId = (lock: boolean) =>
+    prepared<{ platformId: string; id: string }, Selectable<DB[T]>>((db, p) => {
+      const q = loose(db).selectFrom(table).selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id'));
+      return lock ? q.forUpdate() : q;
+    });
+  return { find: byId(false), findForUpdate: byId(true) };
 }
