@@ -106,7 +106,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       const mode = (route.config as { auth?: string } | undefined)?.auth ?? 'basic-or-agent';
       const security: Array<Record<string, string[]>> =
         mode === 'basic' ? [{ BasicAuth: [] }] : mode === 'none' ? [] : [{ BasicAuth: [] }, { AgentAuth: [] }];
-      return { schema: { ...(schema ?? {}), security } as typeof schema, url: url.slice(VERSION_PREFIX.length) };
+      const extension = (route.config as { extension?: boolean } | undefined)?.extension ? { 'x-extension': true } : {};
+      return { schema: { ...(schema ?? {}), security, ...extension } as typeof schema, url: url.slice(VERSION_PREFIX.length) };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });

@@ -12,6 +12,11 @@ declare module 'fastify' {
     permission?: Permission;
     /** Response fields that are secrets: never stored for an Idempotency-Key replay. */
     secretFields?: readonly string[];
+    /**
+     * An operation the official clients call that is newer than the 2025-10-13 reference:
+     * served, and marked in the OpenAPI document with `x-extension: true`.
+     */
+    extension?: boolean;
   }
   interface FastifyRequest {
     auth: AuthContext | null;
