@@ -87,6 +87,7 @@ export function quoteView(row: QuoteRow, nowMs: number): Quote {
     rateDetails: JSON.parse(row.rate_details) as OutgoingRateDetails,
   };
   if (row.payment_instructions !== null) v.paymentInstructions = JSON.parse(row.payment_instructions) as Quote['paymentInstructions'];
+  if (row.description !== null) v.description = row.description;
   return v;
 }
 
