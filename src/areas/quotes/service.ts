@@ -41,7 +41,7 @@ import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
 import { createPendingPayment, type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment } from '../transactions/payments.js';
 import type { AnyTransaction } from '../transactions/schemas.js';
-import type { TransactionRow } from '../transactions/store.js';
+import { findTransaction, type TransactionRow } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
 import type { OutgoingRateDetails, PlatformFeeOverride, Quote, QuoteRequest } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow, updateQuoteStatus } from './store.js';
@@ -465,7 +465,7 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
   // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
   const { flow } = await planOf(trx, row, opts);
   const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id);
-  await createPendingPayment(trx, deps, { ...pending, created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }, expiresMs, now, body.immediatelyExecute !== true && opts.transfer === undefined);
+  await createPendingPayment(trx, deps, { ...pending, created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }, expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined);
   return row;
 }
 
@@ -616,12 +616,21 @@ export async function executeQuote(deps: PaymentDeps, platform: PlatformRow, now
   });
 }
 
-/** The deprecated same-currency transfers: a quote (side SENDING) executed at once; they answer its transaction. */
+/**
+ * The deprecated same-currency transfers: a quote (side SENDING) executed at once; they answer
+ * its transaction. A transfer-out answers it as created — `PENDING`, what its
+ * OUTGOING_PAYMENT.PENDING carries — though it is already `PROCESSING` when the answer leaves
+ * (its money held, OUTGOING_PAYMENT.PROCESSING emitted in the same transaction); one that
+ * failed at once answers `FAILED`. A transfer-in (a pull) answers its `PENDING` (or `FAILED`)
+ * incoming transaction.
+ */
 export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
   return deps.store.db.transaction().execute(async (trx) => {
     const row = await buildQuote(trx, deps, platform, now, body, { transfer: direction });
+    const created = await findTransaction(trx, platform.id, row.transaction_id!);
     const tx = await executeRow(trx, deps, platform, row, now, { transfer: direction });
-    return transactionView((await trx.selectFrom('transactions').selectAll().where('id', '=', tx.id).executeTakeFirst()) ?? tx);
+    if (direction === 'OUT' && created && tx.status !== 'FAILED') return transactionView(created);
+    return transactionView((await findTransaction(trx, platform.id, tx.id)) ?? tx);
   });
 }
 
