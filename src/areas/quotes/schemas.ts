@@ -150,7 +150,13 @@ export const TransferInRequest = Type.Object(
   {
     source: Type.Object({ accountId: Type.String({ description: 'The external account to pull from (ExternalAccount:…)' }) }),
     destination: Type.Object({ accountId: Type.String({ description: 'The internal account credited (InternalAccount:…)' }) }),
-    amount: Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD)' }),
+    amount: Type.Optional(
+      Type.Integer({
+        exclusiveMinimum: 0,
+        maximum: 9_000_000_000_000_000,
+        description: 'Smallest unit of the currency (cents for USD). Required when the source is an external account (its balance cannot be known); with an internal-account source, absent moves its whole available balance',
+      }),
+    ),
   },
   { title: 'TransferInRequest' },
 );
@@ -163,7 +169,9 @@ export const TransferOutRequest = Type.Object(
       accountId: Type.String({ description: 'The external account paid (ExternalAccount:…)' }),
       paymentRail: Type.Optional(PaymentRail),
     }),
-    amount: Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD)' }),
+    amount: Type.Optional(
+      Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD); absent: the whole available balance of the source account' }),
+    ),
     remittanceInformation: Type.Optional(Type.String({ maxLength: 80 })),
     purposeOfPayment: Type.Optional(PurposeOfPayment),
   },

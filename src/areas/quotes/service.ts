@@ -35,7 +35,7 @@ import { pairRate, platformFee } from '../exchange-rates/service.js';
 import { accountInfoOf, requireExternalAccount, requiresOwnershipVerification } from '../external-accounts/service.js';
 import type { ExternalAccountRow } from '../external-accounts/store.js';
 import { requireInternalAccount } from '../internal-accounts/service.js';
-import { ensureClearingAccount } from '../ledger/service.js';
+import { balancesOf, ensureClearingAccount } from '../ledger/service.js';
 import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
 import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
@@ -616,6 +616,32 @@ export async function executeQuote(deps: PaymentDeps, platform: PlatformRow, now
   });
 }
 
+/** A same-currency transfer as a quote request; no amount: the source's whole available balance. */
+export type TransferQuoteRequest = Omit<QuoteRequest, 'lockedCurrencyAmount'> & { lockedCurrencyAmount?: number };
+
+/**
+ * The amount of a transfer without `amount`: the whole available balance of its internal-account
+ * source. An external-account source's balance cannot be known: 400 INVALID_INPUT on `amount`;
+ * nothing available: 400 INVALID_AMOUNT. Unknown accounts: 404 as for any quote.
+ */
+async function wholeAvailableBalance(trx: Transaction<DB>, platform: PlatformRow, source: QuoteRequest['source']): Promise<number> {
+  const payer = await resolvePayer(trx, platform, source);
+  if (payer.kind !== 'INTERNAL') {
+    throw invalidInput([{ field: 'amount', message: 'is required when the source is an external account: its balance cannot be known' }]);
+  }
+  const available = (await balancesOf(trx, [payer.accountId])).get(payer.accountId)?.available ?? 0;
+  if (available <= 0) {
+    throw apiError(400, 'INVALID_AMOUNT', `The source account ${payer.accountId} has no available balance to transfer`, {
+      reason: 'NO_AVAILABLE_BALANCE',
+      field: 'amount',
+      accountId: payer.accountId,
+      currency: payer.currency,
+      available,
+    });
+  }
+  return available;
+}
+
 /**
  * The deprecated same-currency transfers: a quote (side SENDING) executed at once; they answer
  * its transaction. A transfer-out answers it as created — `PENDING`, what its
@@ -624,8 +650,9 @@ export async function executeQuote(deps: PaymentDeps, platform: PlatformRow, now
  * failed at once answers `FAILED`. A transfer-in (a pull) answers its `PENDING` (or `FAILED`)
  * incoming transaction.
  */
-export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
+export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, request: TransferQuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
   return deps.store.db.transaction().execute(async (trx) => {
+    const body: QuoteRequest = { ...request, lockedCurrencyAmount: request.lockedCurrencyAmount ?? (await wholeAvailableBalance(trx, platform, request.source)) };
     const row = await buildQuote(trx, deps, platform, now, body, { transfer: direction });
     const created = await findTransaction(trx, platform.id, row.transaction_id!);
     const tx = await executeRow(trx, deps, platform, row, now, { transfer: direction });
