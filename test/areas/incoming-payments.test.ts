@@ -369,7 +369,7 @@ describe(`incoming UMA payments (${STORE})`, () => {
     expect(memo.memo).toContain('RESTRICTED_JURISDICTION');
   });
 
-  it('202 and then silence: rejected after 5 seconds (PAYMENT_APPROVAL_TIMED_OUT) and refunded', async () => {
+  it('202 and then silence: FAILED after 5 seconds (PAYMENT_APPROVAL_TIMED_OUT), said by its webhook, and refunded', async () => {
     await setEndpoint(rx.url);
     rx.approval = () => 202;
     const tx = await receive(6_000);
@@ -378,15 +378,17 @@ describe(`incoming UMA payments (${STORE})`, () => {
     expect((await getTx(tx.id)).status).toBe('PENDING');
     await advance(2);
     const timedOut = await getTx(tx.id);
-    expect(timedOut).toMatchObject({ status: 'REJECTED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+    expect(timedOut).toMatchObject({ status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
     expect(timedOut.refund).toBeDefined();
+    const failedHook = rx.received.find((r) => r.json.type === 'INCOMING_PAYMENT.FAILED' && r.json.data.id === tx.id);
+    expect(failedHook?.json.data).toMatchObject({ id: tx.id, status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT', refund: { status: 'PENDING' } });
     await advance(1);
     expect((await getTx(tx.id)).refund).toMatchObject({ status: 'COMPLETED', reason: 'TRANSACTION_FAILED' });
     expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
     expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.FAILED', 'INCOMING_PAYMENT.REFUND_PENDING', 'INCOMING_PAYMENT.REFUND_COMPLETED']);
     await expectLastEventIsTransaction(tx.id);
     const late = envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
-    expect(late.details).toMatchObject({ status: 'REJECTED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+    expect(late.details).toMatchObject({ status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
   });
 
   it('an approval after the deadline, before the timeout job ran, is 409 and times the payment out', async () => {
@@ -396,8 +398,8 @@ describe(`incoming UMA payments (${STORE})`, () => {
     await t.running.webhooks.runDue();
     t.clock.advance(5_000);
     const late = envelope(await t.call('POST', `/transactions/${tx.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
-    expect(late.details).toMatchObject({ status: 'REJECTED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
-    expect((await getTx(tx.id)).status).toBe('REJECTED');
+    expect(late.details).toMatchObject({ status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+    expect((await getTx(tx.id)).status).toBe('FAILED');
     await advance(1);
     expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
   });

@@ -171,7 +171,7 @@ describe(`transaction limits (${STORE})`, () => {
       await send(s.usd, s.usdDest, 60_000, p.headers);
       await send(s.usd, s.usdDest, 40_000, p.headers); // exactly the limit
       const before = await balanceOf(t, s.usd, p.headers);
-      const txCount = async () => ((await t.call('GET', '/transactions?limit=100', undefined, p.headers)).json() as { data: unknown[] }).data.length;
+      const txCount = async () => ((await t.call('GET', '/transactions?type=OUTGOING&limit=100', undefined, p.headers)).json() as { data: unknown[] }).data.length; // payouts (the fundings are INCOMING)
       expect(await txCount()).toBe(2);
 
       const q = await created(quoteRequest(s.usd, s.usdDest, 100), p.headers); // creation checks only the size

@@ -82,7 +82,7 @@ describe(`payment outcomes (${STORE})`, () => {
       expect(done.settledAt).toBeDefined();
       expect((await quoteOf(q.id)).status).toBe('COMPLETED');
       expect(await balanceOf(t, p.src)).toEqual({ available: 90_000, total: 90_000 });
-      expect(await eventsOf(q.transactionId)).toEqual(['OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
+      expect(await eventsOf(q.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
       await assertLedgerInvariants(t.store);
     });
 
@@ -107,6 +107,7 @@ describe(`payment outcomes (${STORE})`, () => {
       expect(refunded.refund!.settledAt).toBeDefined();
       expect(await balanceOf(t, p.src)).toEqual({ available: 100_000, total: 100_000 });
       expect(await eventsOf(q.transactionId)).toEqual([
+        'OUTGOING_PAYMENT.PENDING',
         'OUTGOING_PAYMENT.PROCESSING',
         'OUTGOING_PAYMENT.FAILED',
         'OUTGOING_PAYMENT.REFUND_PENDING',
@@ -151,6 +152,7 @@ describe(`payment outcomes (${STORE})`, () => {
         // The whole debit comes back, the platform's fee included.
         expect(await balanceOf(t, c.accounts.USD!.id)).toEqual({ available: 100_000, total: 100_000 });
         expect(await eventsOf(q.transactionId)).toEqual([
+          'OUTGOING_PAYMENT.PENDING',
           'OUTGOING_PAYMENT.PROCESSING',
           'OUTGOING_PAYMENT.COMPLETED',
           'OUTGOING_PAYMENT.FAILED',
@@ -262,8 +264,11 @@ describe(`payment outcomes (${STORE})`, () => {
 
     it('transfer-out, any other suffix: an OUTGOING payout that completes', async () => {
       const p = await payout('444');
-      expect(p.tx).toMatchObject({ status: 'PROCESSING', type: 'OUTGOING', sentAmount: { amount: 10_000 }, receivedAmount: { amount: 10_000 }, paymentRail: 'ACH' });
+      // Answered as created (PENDING, as its first webhook); already PROCESSING when read.
+      expect(p.tx).toMatchObject({ status: 'PENDING', type: 'OUTGOING', sentAmount: { amount: 10_000 }, receivedAmount: { amount: 10_000 }, paymentRail: 'ACH' });
       expect(p.tx.quoteId).toMatch(/^Quote:/);
+      expect((await tx(p.tx.id)).status).toBe('PROCESSING');
+      expect(await balanceOf(t, p.src)).toEqual({ available: 90_000, total: 100_000 });
       await advance(1);
       expect((await tx(p.tx.id)).status).toBe('COMPLETED');
       expect(await balanceOf(t, p.src)).toEqual({ available: 90_000, total: 90_000 });
@@ -278,7 +283,7 @@ describe(`payment outcomes (${STORE})`, () => {
       expect(p.tx).toMatchObject({ status: 'FAILED', failureReason: reason });
       expect(p.tx.refund).toBeUndefined();
       expect(await balanceOf(t, p.src)).toEqual({ available: 100_000, total: 100_000 });
-      expect(await eventsOf(p.tx.id)).toEqual(['OUTGOING_PAYMENT.FAILED']);
+      expect(await eventsOf(p.tx.id)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.FAILED']);
       await assertLedgerInvariants(t.store);
     });
 

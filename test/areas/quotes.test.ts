@@ -61,6 +61,31 @@ describe(`quotes (${STORE})`, () => {
       expect(got.json()).toEqual(q);
     });
 
+    it('echoes the description: create answer, GET /quotes/{id}, its transaction; executed or not; absent when none was given', async () => {
+      const c = await newCustomer(t, ['USD']);
+      await fund(t, c.accounts.USD!.id, 10_000);
+      const dest = await usdExternal(t, c.id);
+      const description = 'Invoice #1234 – services (Q3)';
+      const q = await created(quoteRequest(c.accounts.USD!.id, dest, 1_000, { description }));
+      expect((q as QuoteBody & { description?: string }).description).toBe(description);
+      expect(((await t.call('GET', `/quotes/${encodeURIComponent(q.id)}`)).json() as { description?: string }).description).toBe(description);
+      const pendingTx = (await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json() as TxBody & { description?: string };
+      expect([pendingTx.status, pendingTx.description]).toEqual(['PENDING', description]);
+      const executed = await execute(q.id);
+      expect(executed.statusCode, executed.body).toBe(200);
+      expect(executed.json()).toMatchObject({ status: 'PROCESSING', description });
+      expect((await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json()).toMatchObject({ status: 'PROCESSING', description });
+
+      const imm = await created(quoteRequest(c.accounts.USD!.id, dest, 1_000, { description: 'at once', immediatelyExecute: true }));
+      expect(imm).toMatchObject({ status: 'PROCESSING', description: 'at once' });
+      expect((await t.call('GET', `/transactions/${encodeURIComponent(imm.transactionId)}`)).json()).toMatchObject({ description: 'at once' });
+
+      const none = await created(quoteRequest(c.accounts.USD!.id, dest, 1_000));
+      expect('description' in none).toBe(false);
+      expect('description' in ((await t.call('GET', `/transactions/${encodeURIComponent(none.transactionId)}`)).json() as object)).toBe(false);
+      await assertLedgerInvariants(t.store);
+    });
+
     it('prices cross-currency from the same rate and platform fee as GET /exchange-rates and the lookup', async () => {
       const patched = await t.call('PATCH', '/config', { feeConfigs: [usdFee(100, 30)] });
       expect(patched.statusCode, patched.body).toBe(200);

@@ -365,7 +365,7 @@ export function missingPayeeFields(row: TransactionRow, info: Record<string, unk
 
 const DECLINES: Readonly<Record<DeclineKind, { status: 'REJECTED' | 'FAILED'; failureReason: IncomingFailureReason; memo: string }>> = {
   REJECTED_BY_PLATFORM: { status: 'REJECTED', failureReason: 'COMPLIANCE_REJECTED', memo: 'rejected by the receiving platform' },
-  TIMED_OUT: { status: 'REJECTED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT', memo: 'no approval within the window' },
+  TIMED_OUT: { status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT', memo: 'no approval within the window' },
   WEBHOOK_ERROR: { status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_WEBHOOK_ERROR', memo: 'the approval webhook got no usable answer' },
   MISSING_PAYEE_DATA: { status: 'FAILED', failureReason: 'MISSING_MANDATORY_PAYEE_DATA', memo: 'approved without the mandatory receiver data' },
   INFORMATION_NOT_SATISFIED: { status: 'FAILED', failureReason: 'PAY_REQUEST_FAILED', memo: 'more counterparty information asked for again' },

@@ -70,7 +70,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         deprecated: true,
         summary: 'Create a transfer-in request (deprecated)',
         description:
-          'Deprecated: use POST /quotes with an external-account source and `immediatelyExecute: true`. Pulls `amount` from an external account into an internal account of the same currency; the external account’s last 3 digits decide the sandbox outcome.',
+          'Deprecated: use POST /quotes with an external-account source and `immediatelyExecute: true`. Pulls `amount` (required: an external account’s balance cannot be known) from an external account into an internal account of the same currency; the external account’s last 3 digits decide the sandbox outcome.',
         body: TransferInRequest,
         response: { 201: TransactionOneOf, ...errorResponses(403, 404, 410, 429) },
       },
@@ -85,7 +85,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           source: { sourceType: 'ACCOUNT', accountId: b.source.accountId },
           destination: { destinationType: 'ACCOUNT', accountId: b.destination.accountId },
           lockedCurrencySide: 'SENDING',
-          lockedCurrencyAmount: b.amount,
+          ...(b.amount !== undefined ? { lockedCurrencyAmount: b.amount } : {}),
         },
         'IN',
       );
@@ -103,7 +103,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         deprecated: true,
         summary: 'Create a transfer-out request (deprecated)',
         description:
-          'Deprecated: use POST /quotes with `immediatelyExecute: true`. Pays `amount` from an internal account to an external account of the same currency; the external account’s last 3 digits decide the sandbox outcome.',
+          'Deprecated: use POST /quotes with `immediatelyExecute: true`. Pays `amount` (absent: the whole available balance) from an internal account to an external account of the same currency; answers the transaction as created (PENDING). The external account’s last 3 digits decide the sandbox outcome.',
         body: TransferOutRequest,
         response: { 201: TransactionOneOf, ...errorResponses(403, 404, 410, 429) },
       },
@@ -118,7 +118,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           source: { sourceType: 'ACCOUNT', accountId: b.source.accountId },
           destination: { destinationType: 'ACCOUNT', accountId: b.destination.accountId, ...(b.destination.paymentRail ? { paymentRail: b.destination.paymentRail } : {}) },
           lockedCurrencySide: 'SENDING',
-          lockedCurrencyAmount: b.amount,
+          ...(b.amount !== undefined ? { lockedCurrencyAmount: b.amount } : {}),
           ...(b.remittanceInformation !== undefined ? { remittanceInformation: b.remittanceInformation } : {}),
           ...(b.purposeOfPayment !== undefined ? { purposeOfPayment: b.purposeOfPayment } : {}),
         },

@@ -127,7 +127,8 @@ export const Quote = Type.Object(
     feesIncluded: Type.Integer({ minimum: 0 }),
     platformFeesIncluded: Type.Integer({ minimum: 0 }),
     paymentInstructions: Type.Optional(Type.Array(PaymentInstructions, { description: 'How to fund a REALTIME_FUNDING quote' })),
-    transactionId: Type.String({ description: 'The ID of the transaction created from this quote: assigned at creation, the transaction exists once the quote is executed (or funded)' }),
+    transactionId: Type.String({ description: 'The ID of the transaction created from this quote: it exists from the quote’s creation (PENDING until executed or funded)' }),
+    description: Type.Optional(Type.String({ description: 'The description the quote was created with, as given (also on its transaction)' })),
     counterpartyInformation: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     rateDetails: OutgoingRateDetails,
   },
@@ -149,7 +150,13 @@ export const TransferInRequest = Type.Object(
   {
     source: Type.Object({ accountId: Type.String({ description: 'The external account to pull from (ExternalAccount:…)' }) }),
     destination: Type.Object({ accountId: Type.String({ description: 'The internal account credited (InternalAccount:…)' }) }),
-    amount: Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD)' }),
+    amount: Type.Optional(
+      Type.Integer({
+        exclusiveMinimum: 0,
+        maximum: 9_000_000_000_000_000,
+        description: 'Smallest unit of the currency (cents for USD). Required when the source is an external account (its balance cannot be known); with an internal-account source, absent moves its whole available balance',
+      }),
+    ),
   },
   { title: 'TransferInRequest' },
 );
@@ -162,7 +169,9 @@ export const TransferOutRequest = Type.Object(
       accountId: Type.String({ description: 'The external account paid (ExternalAccount:…)' }),
       paymentRail: Type.Optional(PaymentRail),
     }),
-    amount: Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD)' }),
+    amount: Type.Optional(
+      Type.Integer({ exclusiveMinimum: 0, maximum: 9_000_000_000_000_000, description: 'Smallest unit of the currency (cents for USD); absent: the whole available balance of the source account' }),
+    ),
     remittanceInformation: Type.Optional(Type.String({ maxLength: 80 })),
     purposeOfPayment: Type.Optional(PurposeOfPayment),
   },

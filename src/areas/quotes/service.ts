@@ -35,13 +35,13 @@ import { pairRate, platformFee } from '../exchange-rates/service.js';
 import { accountInfoOf, requireExternalAccount, requiresOwnershipVerification } from '../external-accounts/service.js';
 import type { ExternalAccountRow } from '../external-accounts/store.js';
 import { requireInternalAccount } from '../internal-accounts/service.js';
-import { ensureClearingAccount } from '../ledger/service.js';
+import { balancesOf, ensureClearingAccount } from '../ledger/service.js';
 import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
 import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
 import { createPendingPayment, type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment } from '../transactions/payments.js';
 import type { AnyTransaction } from '../transactions/schemas.js';
-import type { TransactionRow } from '../transactions/store.js';
+import { findTransaction, type TransactionRow } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
 import type { OutgoingRateDetails, PlatformFeeOverride, Quote, QuoteRequest } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow, updateQuoteStatus } from './store.js';
@@ -87,6 +87,7 @@ export function quoteView(row: QuoteRow, nowMs: number): Quote {
     rateDetails: JSON.parse(row.rate_details) as OutgoingRateDetails,
   };
   if (row.payment_instructions !== null) v.paymentInstructions = JSON.parse(row.payment_instructions) as Quote['paymentInstructions'];
+  if (row.description !== null) v.description = row.description;
   return v;
 }
 
@@ -464,7 +465,7 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
   // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
   const { flow } = await planOf(trx, row, opts);
   const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id);
-  await createPendingPayment(trx, deps, { ...pending, created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }, expiresMs, now, body.immediatelyExecute !== true && opts.transfer === undefined);
+  await createPendingPayment(trx, deps, { ...pending, created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }, expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined);
   return row;
 }
 
@@ -615,12 +616,48 @@ export async function executeQuote(deps: PaymentDeps, platform: PlatformRow, now
   });
 }
 
-/** The deprecated same-currency transfers: a quote (side SENDING) executed at once; they answer its transaction. */
-export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
+/** A same-currency transfer as a quote request; no amount: the source's whole available balance. */
+export type TransferQuoteRequest = Omit<QuoteRequest, 'lockedCurrencyAmount'> & { lockedCurrencyAmount?: number };
+
+/**
+ * The amount of a transfer without `amount`: the whole available balance of its internal-account
+ * source. An external-account source's balance cannot be known: 400 INVALID_INPUT on `amount`;
+ * nothing available: 400 INVALID_AMOUNT. Unknown accounts: 404 as for any quote.
+ */
+async function wholeAvailableBalance(trx: Transaction<DB>, platform: PlatformRow, source: QuoteRequest['source']): Promise<number> {
+  const payer = await resolvePayer(trx, platform, source);
+  if (payer.kind !== 'INTERNAL') {
+    throw invalidInput([{ field: 'amount', message: 'is required when the source is an external account: its balance cannot be known' }]);
+  }
+  const available = (await balancesOf(trx, [payer.accountId])).get(payer.accountId)?.available ?? 0;
+  if (available <= 0) {
+    throw apiError(400, 'INVALID_AMOUNT', `The source account ${payer.accountId} has no available balance to transfer`, {
+      reason: 'NO_AVAILABLE_BALANCE',
+      field: 'amount',
+      accountId: payer.accountId,
+      currency: payer.currency,
+      available,
+    });
+  }
+  return available;
+}
+
+/**
+ * The deprecated same-currency transfers: a quote (side SENDING) executed at once; they answer
+ * its transaction. A transfer-out answers it as created — `PENDING`, what its
+ * OUTGOING_PAYMENT.PENDING carries — though it is already `PROCESSING` when the answer leaves
+ * (its money held, OUTGOING_PAYMENT.PROCESSING emitted in the same transaction); one that
+ * failed at once answers `FAILED`. A transfer-in (a pull) answers its `PENDING` (or `FAILED`)
+ * incoming transaction.
+ */
+export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, request: TransferQuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
   return deps.store.db.transaction().execute(async (trx) => {
+    const body: QuoteRequest = { ...request, lockedCurrencyAmount: request.lockedCurrencyAmount ?? (await wholeAvailableBalance(trx, platform, request.source)) };
     const row = await buildQuote(trx, deps, platform, now, body, { transfer: direction });
+    const created = await findTransaction(trx, platform.id, row.transaction_id!);
     const tx = await executeRow(trx, deps, platform, row, now, { transfer: direction });
-    return transactionView((await trx.selectFrom('transactions').selectAll().where('id', '=', tx.id).executeTakeFirst()) ?? tx);
+    if (direction === 'OUT' && created && tx.status !== 'FAILED') return transactionView(created);
+    return transactionView((await findTransaction(trx, platform.id, tx.id)) ?? tx);
   });
 }
 

@@ -15,7 +15,8 @@ export const sandboxFundingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Sandbox'],
         operationId: 'sandboxFundInternalAccount',
         summary: 'Simulate funding an internal account',
-        description: 'Credits the internal account at once through the ledger (amount in the smallest unit of the account currency) and answers the account with its new balance.',
+        description:
+          'Credits the internal account at once through the ledger (amount in the smallest unit of the account currency), as a deposit: a COMPLETED INCOMING transaction (GET /transactions) and its INCOMING_PAYMENT.COMPLETED webhook. Answers the account with its new balance.',
         params: FundParams,
         body: SandboxFundRequest,
         response: { 200: InternalAccount, ...errorResponses(403, 404) },

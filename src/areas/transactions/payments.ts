@@ -125,20 +125,20 @@ async function setQuoteStatus(trx: Trx, row: TransactionRow, to: 'PROCESSING' | 
 // ---- Start ----------------------------------------------------------------------------
 
 /**
- * The transaction of a quote that is not executed yet: `PENDING`, nothing moves. It expires
- * with its quote (a durable EXPIRE step at `expiresAtMs`: `EXPIRED`, OUTGOING_PAYMENT.EXPIRED);
- * executing (or funding) the quote starts it (startPayment). `announce`: emit
- * OUTGOING_PAYMENT.PENDING (not for a quote executed in the same request).
+ * The transaction of a quote that is not executed yet: `PENDING`, nothing moves. An OUTGOING
+ * one is announced (OUTGOING_PAYMENT.PENDING) whether or not it is executed in the same
+ * request, so every payout's events start PENDING → PROCESSING (or FAILED at once) → …
+ * (docs/webhooks.md "Event sequences"); a pull (INCOMING) announces itself when it starts.
+ * Unless `executesNow`, it expires with its quote (a durable EXPIRE step at `expiresAtMs`:
+ * `EXPIRED`, OUTGOING_PAYMENT.EXPIRED); executing (or funding) the quote starts it (startPayment).
  */
-export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, expiresAtMs: number, now: Now, announce: boolean): Promise<TransactionRow> {
+export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, expiresAtMs: number, now: Now, executesNow: boolean): Promise<TransactionRow> {
   const { flow, realtimeFunded, ...fields } = input;
   void realtimeFunded;
   const row: TransactionRow = { ...fields, flow, status: 'PENDING', hold_entry_id: null, failure_reason: null, settled_at: null, outcome: null, refund: null, pending_reason: null };
   await insertTransaction(trx, row);
-  if (announce) {
-    if (row.type === 'OUTGOING') await emitTx(trx, row, 'PENDING', now.at);
-    await schedule(trx, deps, row, 'EXPIRE', expiresAtMs + 1, now.at);
-  }
+  if (row.type === 'OUTGOING') await emitTx(trx, row, 'PENDING', now.at);
+  if (!executesNow) await schedule(trx, deps, row, 'EXPIRE', expiresAtMs + 1, now.at);
   return row;
 }
 
