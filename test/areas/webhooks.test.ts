@@ -255,7 +255,7 @@ describe(`webhooks (${STORE})`, () => {
     await advance(t, 2 * 24 * 3600);
     expect(rx.got).toHaveLength(341);
     expect((await deliveryOf(t, e)).status).toBe('FAILED');
-  });
+  }, 120_000);
 
   it('a 409 (duplicate) settles the delivery after one attempt, recorded as DELIVERED with its 409', async () => {
     await setEndpoint(t, rx.url);
