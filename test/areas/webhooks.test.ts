@@ -128,7 +128,14 @@ describe(`webhooks (${STORE})`, () => {
     expect(rx.got).toHaveLength(1);
     await advance(t, 1);
     expect(rx.got).toHaveLength(2);
-    expect(rx.got[1]!.body).toBe(rx.got[0]!.body);
+    // The same webhook (id, type, data), stamped with the time each attempt was sent, each signed.
+    const first = rx.got[0]!.json;
+    const retry = rx.got[1]!.json;
+    expect(first.timestamp).toBe(iso(t.clock.nowMs()));
+    expect(retry).toEqual({ ...first, timestamp: iso(t.clock.nowMs() + 30_000) });
+    expect(rx.got[1]!.body).toBe(rx.got[0]!.body.replace(first.timestamp, retry.timestamp));
+    const pem = (await t.call('GET', '/sandbox/webhooks/public-key')).json().publicKey as string;
+    for (const r of rx.got) expect(verifyWebhookSignature(r.body, r.headers['x-service-signature'] as string, pem)).toBe(true);
     d = await deliveryOf(t, eventId);
     expect(d.status).toBe('DELIVERED');
     expect(d.attemptLog.map((a) => a.statusCode)).toEqual([500, 200]);

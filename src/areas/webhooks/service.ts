@@ -107,6 +107,22 @@ export interface SendOutcome {
   ok: boolean;
 }
 
+/**
+ * The body of one attempt: the stored event with `timestamp` set to when this attempt is sent
+ * (platform clock), as the reference defines the field ("when the webhook was sent"): a
+ * receiver may use it against replays, and a retry is sent now. `id`, `type` and `data` stay
+ * byte for byte the event's. The stored payload starts `{"id":…,"type":…,"timestamp":"…"`
+ * (kernel/events.ts), so the field is replaced in place rather than re-serialising `data`.
+ */
+export function withTimestamp(payload: string, at: string): string {
+  const key = ',"timestamp":"';
+  const start = payload.indexOf(key);
+  if (start < 0) return payload;
+  const from = start + key.length;
+  const end = payload.indexOf('"', from);
+  return end < 0 ? payload : payload.slice(0, from) + at + payload.slice(end);
+}
+
 /** POST a signed body. Never throws: a network error or timeout is an outcome. */
 export async function postSigned(url: string, body: string, privateKeyHex: string, timeoutMs: number): Promise<SendOutcome> {
   const started = performance.now();
@@ -226,7 +242,7 @@ export class WebhookDeliverer {
       outcome = { statusCode: null, error: !material ? 'event not found' : 'no webhook endpoint configured', latencyMs: 0, responseBody: null, ok: false };
       url = material?.endpoint ?? '';
     } else {
-      outcome = await postSigned(material.endpoint, material.payload, material.privateKey, this.timeoutMs);
+      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), material.privateKey, this.timeoutMs);
     }
 
     // An area that reads answers to this event type decides first, in its own transaction.
