@@ -34,7 +34,7 @@ export interface StartOptions {
   listen?: boolean;
   /** Run the job worker loop and the webhook delivery loop (default true). */
   worker?: boolean;
-  /** Webhook request timeout (default 10 s); tests lower it. */
+  /** Webhook request timeout (default 30 s, the hosted docs' limit); tests lower it. */
   webhookTimeoutMs?: number;
 }
 

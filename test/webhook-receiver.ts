@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 // A real HTTP webhook receiver on a local port, for the tests of deliveries: it records
 // every request and answers as `behave` says (a status, a hang, a redirect, a body).
+// TEST webhooks (sent to every newly configured endpoint) are kept apart: recorded in
+// `tests` and answered by `behaveTest`, so `got` and `behave` see the domain events only.
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -15,6 +17,9 @@ export type Behaviour = (r: Received) => number | 'hang' | { status: number; loc
 export class Receiver {
   readonly got: Received[] = [];
   behave: Behaviour = () => 200;
+  /** The TEST webhooks received, in order. */
+  readonly tests: Received[] = [];
+  behaveTest: Behaviour = () => 200;
   private server: Server | undefined;
   private hanging: Array<() => void> = [];
   url = '';
@@ -26,8 +31,9 @@ export class Receiver {
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
         const r: Received = { headers: req.headers, body, json: JSON.parse(body) as Received['json'] };
-        this.got.push(r);
-        const b = this.behave(r);
+        const isTest = r.json.type === 'TEST';
+        (isTest ? this.tests : this.got).push(r);
+        const b = isTest ? this.behaveTest(r) : this.behave(r);
         if (b === 'hang') {
           this.hanging.push(() => res.destroy());
           return;

@@ -436,7 +436,7 @@ describe(`incoming UMA payments (${STORE})`, () => {
     expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 8_800 });
   });
 
-  it('a payment that never needed approval keeps the usual delivery rules for its PENDING event', async () => {
+  it('a payment that never needed approval: its PENDING event decides nothing and, like every INCOMING_PAYMENT in PENDING, is not retried', async () => {
     const tx = await receive(500);
     await setEndpoint(rx.url);
     rx.approval = () => 500;
@@ -446,7 +446,7 @@ describe(`incoming UMA payments (${STORE})`, () => {
     expect(res.statusCode).toBe(200);
     await t.running.webhooks.runDue();
     expect(rx.pending()).toHaveLength(1);
-    expect((await deliveriesOf(tx.id))[0]).toMatchObject({ status: 'PENDING', lastStatusCode: 500 });
+    expect((await deliveriesOf(tx.id))[0]).toMatchObject({ status: 'FAILED', attempts: 1, nextAttemptAt: null, lastStatusCode: 500 });
     expect((await getTx(tx.id)).status).toBe('COMPLETED');
   });
 

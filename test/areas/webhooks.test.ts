@@ -7,7 +7,7 @@ import { verifyWebhookSignature } from '../../src/index.js';
 import { iso, ManualClock } from '../../src/kernel/clock.js';
 import { openStore } from '../../src/kernel/db/connect.js';
 import { emitEvent } from '../../src/kernel/events.js';
-import { MAX_ATTEMPTS } from '../../src/areas/webhooks/service.js';
+import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from '../../src/areas/webhooks/service.js';
 import { ADMIN_KEY, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
 import { type Received, Receiver } from '../webhook-receiver.js';
 
@@ -23,7 +23,8 @@ interface DeliveryView {
   nextAttemptAt: string | null;
   lastStatusCode: number | null;
   lastError: string | null;
-  attemptLog: Array<{ attempt: number; statusCode: number | null; error: string | null; latencyMs: number; responseBody: string | null; url: string }>;
+  deliveredAt: string | null;
+  attemptLog: Array<{ attempt: number; startedAt: string; statusCode: number | null; error: string | null; latencyMs: number; responseBody: string | null; url: string }>;
 }
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -72,11 +73,14 @@ describe(`webhooks (${STORE})`, () => {
   it('signs the exact body with the platform key; the public key is served three ways', async () => {
     await setEndpoint(t, rx.url);
     const eventId = await emit(t, 'Customer:1', 'CUSTOMER.KYC_APPROVED', { id: 'Customer:1', kycStatus: 'APPROVED' });
-    expect(await t.running.webhooks.runDue()).toBe(1);
+    // The TEST webhook of the new endpoint, then the event.
+    expect(await t.running.webhooks.runDue()).toBe(2);
+    expect(rx.tests).toHaveLength(1);
     expect(rx.got).toHaveLength(1);
     const r = rx.got[0]!;
     expect(r.json).toEqual({ id: eventId, type: 'CUSTOMER.KYC_APPROVED', timestamp: iso(t.clock.nowMs()), data: { id: 'Customer:1', kycStatus: 'APPROVED' } });
     expect(r.headers['content-type']).toBe('application/json');
+    expect(r.headers['user-agent']).toBe('PaymentsService-Webhooks/2025-10-13');
     const sig = r.headers['x-service-signature'] as string;
     expect(sig).toMatch(/^[A-Za-z0-9+/]+=*$/);
 
@@ -116,14 +120,22 @@ describe(`webhooks (${STORE})`, () => {
     await t.running.webhooks.runDue();
     let d = await deliveryOf(t, eventId);
     expect(d).toMatchObject({ status: 'PENDING', attempts: 1, lastStatusCode: 500 });
-    const next = Date.parse(d.nextAttemptAt!) - t.clock.nowMs();
-    expect(next).toBeGreaterThanOrEqual(10_000);
-    expect(next).toBeLessThanOrEqual(11_000);
+    // The first retry 30 seconds after the first attempt (sandbox clock, no jitter).
+    expect(Date.parse(d.nextAttemptAt!) - t.clock.nowMs()).toBe(30_000);
     // Not due yet.
     expect(await t.running.webhooks.runDue()).toBe(0);
-    await advance(t, 11);
+    await advance(t, 29);
+    expect(rx.got).toHaveLength(1);
+    await advance(t, 1);
     expect(rx.got).toHaveLength(2);
-    expect(rx.got[1]!.body).toBe(rx.got[0]!.body);
+    // The same webhook (id, type, data), stamped with the time each attempt was sent, each signed.
+    const first = rx.got[0]!.json;
+    const retry = rx.got[1]!.json;
+    expect(first.timestamp).toBe(iso(t.clock.nowMs()));
+    expect(retry).toEqual({ ...first, timestamp: iso(t.clock.nowMs() + 30_000) });
+    expect(rx.got[1]!.body).toBe(rx.got[0]!.body.replace(first.timestamp, retry.timestamp));
+    const pem = (await t.call('GET', '/sandbox/webhooks/public-key')).json().publicKey as string;
+    for (const r of rx.got) expect(verifyWebhookSignature(r.body, r.headers['x-service-signature'] as string, pem)).toBe(true);
     d = await deliveryOf(t, eventId);
     expect(d.status).toBe('DELIVERED');
     expect(d.attemptLog.map((a) => a.statusCode)).toEqual([500, 200]);
@@ -140,7 +152,7 @@ describe(`webhooks (${STORE})`, () => {
     expect(d.status).toBe('PENDING');
     expect(d.attemptLog[0]!.statusCode).toBeNull();
     expect(d.attemptLog[0]!.error).toMatch(/timeout/);
-    await advance(t, 11);
+    await advance(t, 30);
     d = await deliveryOf(t, eventId);
     expect(d.status).toBe('DELIVERED');
     expect(d.lastStatusCode).toBe(204);
@@ -175,7 +187,7 @@ describe(`webhooks (${STORE})`, () => {
     expect(rx.got.map((r) => r.json.id)).toEqual([a1, b1]);
     expect((await deliveryOf(t, a2)).attempts).toBe(0);
     failA = false;
-    await advance(t, 11);
+    await advance(t, 30);
     expect(rx.got.map((r) => r.json.id)).toEqual([a1, b1, a1, a2]);
     for (const id of [a1, a2, b1]) expect((await deliveryOf(t, id)).status).toBe('DELIVERED');
   });
@@ -185,13 +197,14 @@ describe(`webhooks (${STORE})`, () => {
     const e1 = await emit(t, 'Customer:1', 'CUSTOMER.UPDATE');
     await emit(t, 'Customer:2', 'INTERNAL_ACCOUNT.STATUS_UPDATED');
     await t.running.webhooks.runDue();
-    expect((await deliveries(t)).length).toBe(2);
+    // The new endpoint's TEST webhook and the two events.
+    expect((await deliveries(t)).map((d) => d.type)).toEqual(['INTERNAL_ACCOUNT.STATUS_UPDATED', 'CUSTOMER.UPDATE', 'TEST']);
     expect((await deliveries(t, '?type=CUSTOMER.UPDATE')).map((d) => d.eventId)).toEqual([e1]);
     expect((await deliveries(t, '?resourceId=Customer:2')).map((d) => d.type)).toEqual(['INTERNAL_ACCOUNT.STATUS_UPDATED']);
-    expect((await deliveries(t, '?status=DELIVERED')).length).toBe(2);
+    expect((await deliveries(t, '?status=DELIVERED')).length).toBe(3);
     expect((await deliveries(t, '?status=FAILED')).length).toBe(0);
     const page = await t.app.inject({ method: 'GET', url: `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries?limit=1`, headers: admin });
-    expect(page.json()).toMatchObject({ hasMore: true, totalCount: 2 });
+    expect(page.json()).toMatchObject({ hasMore: true, totalCount: 3 });
     const d1 = await deliveryOf(t, e1);
     const res = await t.app.inject({ method: 'POST', url: `/admin/platforms/${t.running.bootstrap.platform.id}/webhook-deliveries/${d1.id}/redeliver`, headers: admin });
     expect(res.statusCode).toBe(200);
@@ -224,69 +237,189 @@ describe(`webhooks (${STORE})`, () => {
     expect(d.status).toBe('DELIVERED');
   });
 
-  it('fails for good after the retry schedule (over 24 hours of sandbox time)', async () => {
+  it('retries on the schedule (30 s doubling to 30 min, then every 30 min) for 7 days of sandbox time, then FAILED', async () => {
     await setEndpoint(t, rx.url);
     rx.behave = () => 500;
     const e = await emit(t, 'Customer:f');
+    // One advance past the whole window: the clock stops at every retry.
+    await advance(t, 8 * 24 * 3600);
+    const d = await deliveryOf(t, e);
+    expect(d).toMatchObject({ status: 'FAILED', attempts: 341, nextAttemptAt: null, lastStatusCode: 500 });
+    expect(MAX_ATTEMPTS).toBe(341);
+    expect(rx.got).toHaveLength(341);
+    expect(d.attemptLog.map((a) => a.attempt)).toEqual(Array.from({ length: 341 }, (_, i) => i + 1));
+    const starts = d.attemptLog.map((a) => Date.parse(a.startedAt));
+    const gaps = starts.slice(1).map((s, i) => s - starts[i]!);
+    const min = 60_000;
+    expect(gaps.slice(0, 8)).toEqual([min / 2, min, 2 * min, 4 * min, 8 * min, 16 * min, 30 * min, 30 * min]);
+    expect(gaps.slice(6).every((g) => g === 30 * min)).toBe(true);
+    expect(gaps).toEqual([...RETRY_SCHEDULE_MS]);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(30 * min);
+    // The last attempt is within 7 days of the first: 6 d 23 h 31 min 30 s.
+    expect(starts.at(-1)! - starts[0]!).toBe(603_090_000);
+    expect(starts.at(-1)! - starts[0]!).toBeLessThanOrEqual(7 * 24 * 3_600_000);
+    // Given up: nothing more goes out.
+    await advance(t, 2 * 24 * 3600);
+    expect(rx.got).toHaveLength(341);
+    expect((await deliveryOf(t, e)).status).toBe('FAILED');
+  }, 120_000);
+
+  it('a 409 (duplicate) settles the delivery after one attempt, recorded as DELIVERED with its 409', async () => {
+    await setEndpoint(t, rx.url);
+    rx.behave = () => ({ status: 409, body: 'already processed' });
+    const e = await emit(t, 'Customer:dup');
+    const later = await emit(t, 'Customer:dup', 'CUSTOMER.UPDATE', { id: 'Customer:dup', v: 2 });
     await t.running.webhooks.runDue();
-    let hours = 0;
-    let d = await deliveryOf(t, e);
-    while (d.status === 'PENDING' && hours < 300) {
-      await advance(t, 13 * 3600);
-      hours += 13;
-      d = await deliveryOf(t, e);
-    }
-    expect(d.status).toBe('FAILED');
-    expect(d.attempts).toBe(MAX_ATTEMPTS);
-    expect(rx.got).toHaveLength(MAX_ATTEMPTS);
-    const times = d.attemptLog.map((a) => a.attempt);
-    expect(times).toEqual(Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
-    // The last attempt comes more than 24 hours after the first (platform time).
-    const log = await t.store.db.selectFrom('webhook_attempts').select('started_at').where('delivery_id', '=', d.id).orderBy('attempt').execute();
-    expect(Date.parse(log[log.length - 1]!.started_at) - Date.parse(log[0]!.started_at)).toBeGreaterThan(24 * 3_600_000);
-    await advance(t, 48 * 3600);
-    expect(rx.got).toHaveLength(MAX_ATTEMPTS);
+    const d = await deliveryOf(t, e);
+    expect(d).toMatchObject({ status: 'DELIVERED', attempts: 1, nextAttemptAt: null, lastStatusCode: 409, lastError: null });
+    expect(d.deliveredAt).toBe(iso(t.clock.nowMs()));
+    expect(d.attemptLog).toEqual([expect.objectContaining({ attempt: 1, statusCode: 409, error: null, responseBody: 'already processed' })]);
+    // Done: the resource's next event is not held up, and nothing is retried.
+    expect((await deliveryOf(t, later)).status).toBe('DELIVERED');
+    await advance(t, 24 * 3600);
+    expect(rx.got.map((r) => r.json.id)).toEqual([e, later]);
   });
 
-  describe('POST /sandbox/webhooks/test', () => {
-    it('400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint', async () => {
-      envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_ENDPOINT_NOT_SET');
-    });
+  it('an INCOMING_PAYMENT webhook of a PENDING payment is sent once; other payment webhooks are retried', async () => {
+    await setEndpoint(t, rx.url);
+    rx.behave = () => 500;
+    const pending = await emit(t, 'Transaction:in1', 'INCOMING_PAYMENT.PENDING', { id: 'Transaction:in1', status: 'PENDING', type: 'INCOMING' });
+    const completed = await emit(t, 'Transaction:in2', 'INCOMING_PAYMENT.COMPLETED', { id: 'Transaction:in2', status: 'COMPLETED', type: 'INCOMING' });
+    const outgoing = await emit(t, 'Transaction:out1', 'OUTGOING_PAYMENT.PENDING', { id: 'Transaction:out1', status: 'PENDING', type: 'OUTGOING' });
+    await t.running.webhooks.runDue();
+    expect(await deliveryOf(t, pending)).toMatchObject({ status: 'FAILED', attempts: 1, nextAttemptAt: null, lastStatusCode: 500 });
+    expect(await deliveryOf(t, completed)).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect(await deliveryOf(t, outgoing)).toMatchObject({ status: 'PENDING', attempts: 1 });
+    await advance(t, 30);
+    expect(rx.got.filter((r) => r.json.id === pending)).toHaveLength(1);
+    expect(rx.got.filter((r) => r.json.id === completed)).toHaveLength(2);
+    expect(rx.got.filter((r) => r.json.id === outgoing)).toHaveLength(2);
+  });
 
-    it('sends a signed TEST webhook and reports the answer', async () => {
-      await setEndpoint(t, rx.url);
-      rx.behave = () => ({ status: 200, body: 'ok!' });
-      const res = await t.call('POST', '/sandbox/webhooks/test');
-      expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ url: rx.url, response_status: 200, response_body: 'ok!' });
-      const r = rx.got[0]!;
-      expect(r.json).toMatchObject({ type: 'TEST', data: {} });
-      expect(r.json.id).toMatch(/^Webhook:/);
+  describe('the TEST webhook of a new endpoint (PATCH /config)', () => {
+    it('is committed with the change and sent by the deliverer: signed, {id, type, timestamp, data}', async () => {
+      const before = await t.call('PATCH', '/config', { webhookEndpoint: rx.url });
+      expect(before.statusCode).toBe(200);
+      // The PATCH does not wait for the endpoint: the delivery is pending, nothing sent yet.
+      const [queued] = await deliveries(t, '?type=TEST');
+      expect(queued).toMatchObject({ type: 'TEST', status: 'PENDING', attempts: 0 });
+      expect(rx.tests).toHaveLength(0);
+      expect(await t.running.webhooks.runDue()).toBe(1);
+      expect(rx.tests).toHaveLength(1);
+      const r = rx.tests[0]!;
+      expect(JSON.parse(r.body)).toEqual({ id: queued!.eventId, type: 'TEST', timestamp: iso(t.clock.nowMs()), data: {} });
       const pem = (await t.call('GET', '/sandbox/webhooks/public-key')).json().publicKey as string;
       expect(verifyWebhookSignature(r.body, r.headers['x-service-signature'] as string, pem)).toBe(true);
+      const config = (await t.call('GET', '/config')).json() as { id: string };
+      expect(await deliveryOf(t, queued!.eventId)).toMatchObject({ status: 'DELIVERED', attempts: 1, resourceId: config.id, lastStatusCode: 200 });
+      expect(rx.got).toHaveLength(0);
     });
 
-    it('400 WEBHOOK_DELIVERY_ERROR on a non-2xx answer, with the status', async () => {
-      await setEndpoint(t, rx.url);
-      rx.behave = () => ({ status: 500, body: 'boom' });
-      const env = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
-      expect(env.details).toMatchObject({ url: rx.url, responseStatus: 500, responseBody: 'boom' });
-      rx.behave = () => ({ status: 301, location: 'http://127.0.0.1:1/' });
-      const env2 = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
-      expect(env2.details).toMatchObject({ responseStatus: 301 });
+    it('is sent for each new endpoint, to that endpoint; not when unchanged, removed, or for other fields', async () => {
+      const rx2 = await new Receiver().start();
+      try {
+        await setEndpoint(t, rx.url);
+        await t.running.webhooks.runDue();
+        expect(rx.tests).toHaveLength(1);
+        await setEndpoint(t, rx.url);
+        expect((await t.call('PATCH', '/config', { umaDomain: 'pay.example.com' })).statusCode).toBe(200);
+        await t.running.webhooks.runDue();
+        expect(rx.tests).toHaveLength(1);
+        await setEndpoint(t, rx2.url);
+        await t.running.webhooks.runDue();
+        expect(rx.tests).toHaveLength(1);
+        expect(rx2.tests).toHaveLength(1);
+        await setEndpoint(t, null);
+        await t.running.webhooks.runDue();
+        expect((await deliveries(t, '?type=TEST')).map((d) => d.status)).toEqual(['DELIVERED', 'DELIVERED']);
+        // Setting it again after removing it is a new endpoint.
+        await setEndpoint(t, rx.url);
+        await t.running.webhooks.runDue();
+        expect(rx.tests).toHaveLength(2);
+        expect(rx2.tests).toHaveLength(1);
+        expect(rx.got).toHaveLength(0);
+        expect(rx2.got).toHaveLength(0);
+      } finally {
+        await rx2.stop();
+      }
     });
 
-    it('400 WEBHOOK_DELIVERY_ERROR when unreachable or too slow, with the network error', async () => {
-      await setEndpoint(t, 'http://127.0.0.1:1/closed');
-      const env = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
-      expect(typeof env.details?.error).toBe('string');
-      expect(env.details?.responseStatus).toBeUndefined();
+    it('is never retried: one failed attempt and the delivery is FAILED', async () => {
+      rx.behaveTest = () => 503;
       await setEndpoint(t, rx.url);
-      t.running.webhooks.timeoutMs = 200;
-      rx.behave = () => 'hang';
-      const env2 = envelope(await t.call('POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
-      expect(env2.details?.error).toMatch(/timeout/);
+      await t.running.webhooks.runDue();
+      const [d] = await deliveries(t, '?type=TEST');
+      expect(d).toMatchObject({ status: 'FAILED', attempts: 1, nextAttemptAt: null, lastStatusCode: 503 });
+      await advance(t, 24 * 3600);
+      expect(rx.tests).toHaveLength(1);
+      // The platform's events are not held up by it.
+      rx.behaveTest = () => 200;
+      const e = await emit(t, 'Customer:after-test');
+      await t.running.webhooks.runDue();
+      expect((await deliveryOf(t, e)).status).toBe('DELIVERED');
     });
+
+    it('a PATCH rejected by validation writes nothing and sends no TEST', async () => {
+      envelope(await t.call('PATCH', '/config', { webhookEndpoint: rx.url, umaDomain: 'not a domain' }), 400, 'INVALID_INPUT');
+      await t.running.webhooks.runDue();
+      expect(await deliveries(t, '?type=TEST')).toEqual([]);
+      expect(rx.tests).toHaveLength(0);
+    });
+  });
+
+  // The reference's path and the alias the official SDK calls: the same operation.
+  for (const path of ['/sandbox/webhooks/test', '/webhooks/test']) {
+    describe(`POST ${path}`, () => {
+      it('400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint; 401 without credentials', async () => {
+        envelope(await t.call('POST', path), 400, 'WEBHOOK_ENDPOINT_NOT_SET');
+        envelope(await t.call('POST', path, undefined, { authorization: '' }), 401, 'UNAUTHORIZED');
+      });
+
+      it('sends a signed TEST webhook now, once, and reports the answer', async () => {
+        await setEndpoint(t, rx.url);
+        rx.behaveTest = () => ({ status: 200, body: 'ok!' });
+        const res = await t.call('POST', path);
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toEqual({ url: rx.url, response_status: 200, response_body: 'ok!' });
+        expect(rx.tests).toHaveLength(1);
+        const r = rx.tests[0]!;
+        expect(JSON.parse(r.body)).toEqual({ id: expect.stringMatching(/^Webhook:[0-9a-f-]{36}$/), type: 'TEST', timestamp: iso(t.clock.nowMs()), data: {} });
+        const pem = (await t.call('GET', '/sandbox/webhooks/public-key')).json().publicKey as string;
+        expect(verifyWebhookSignature(r.body, r.headers['x-service-signature'] as string, pem)).toBe(true);
+        // Not an event: the log holds only the TEST of the new endpoint, still waiting for the deliverer.
+        expect((await deliveries(t)).map((d) => [d.type, d.status])).toEqual([['TEST', 'PENDING']]);
+      });
+
+      it('400 WEBHOOK_DELIVERY_ERROR on a non-2xx answer, with the status; not retried', async () => {
+        await setEndpoint(t, rx.url);
+        rx.behaveTest = () => ({ status: 500, body: 'boom' });
+        const env = envelope(await t.call('POST', path), 400, 'WEBHOOK_DELIVERY_ERROR');
+        expect(env.details).toMatchObject({ url: rx.url, responseStatus: 500, responseBody: 'boom' });
+        rx.behaveTest = () => ({ status: 301, location: 'http://127.0.0.1:1/' });
+        const env2 = envelope(await t.call('POST', path), 400, 'WEBHOOK_DELIVERY_ERROR');
+        expect(env2.details).toMatchObject({ responseStatus: 301 });
+        expect(rx.tests).toHaveLength(2);
+      });
+
+      it('400 WEBHOOK_DELIVERY_ERROR when unreachable or too slow, with the network error', async () => {
+        await setEndpoint(t, 'http://127.0.0.1:1/closed');
+        const env = envelope(await t.call('POST', path), 400, 'WEBHOOK_DELIVERY_ERROR');
+        expect(typeof env.details?.error).toBe('string');
+        expect(env.details?.responseStatus).toBeUndefined();
+        await setEndpoint(t, rx.url);
+        t.running.webhooks.timeoutMs = 200;
+        rx.behaveTest = () => 'hang';
+        const env2 = envelope(await t.call('POST', path), 400, 'WEBHOOK_DELIVERY_ERROR');
+        expect(env2.details?.error).toMatch(/timeout/);
+      });
+    });
+  }
+
+  it('the OpenAPI document marks POST /webhooks/test as an extension, not the reference operation', async () => {
+    const doc = (await t.call('GET', '/openapi.json', undefined, { authorization: '' })).json() as { paths: Record<string, { post?: Record<string, unknown> }> };
+    expect(doc.paths['/webhooks/test']?.post?.['x-extension']).toBe(true);
+    expect(doc.paths['/sandbox/webhooks/test']?.post).toBeDefined();
+    expect(doc.paths['/sandbox/webhooks/test']?.post?.['x-extension']).toBeUndefined();
   });
 });
 

@@ -3,6 +3,7 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import type { Hooks } from '../../kernel/hooks.js';
 import { apiError, type FieldError, FieldErrors } from '../../kernel/errors.js';
+import { emitEvent } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
 import {
   DEFAULT_ENABLED_TRANSACTION_TYPES,
@@ -15,6 +16,9 @@ import type { CardTokenization2FAConfig, EmbeddedWalletConfig, FeeConfig, Platfo
 import { activeFees, type ConfigRow, type FeeRow, findConfig, findConfigForUpdate, insertConfig, updateConfig, upsertFee } from './store.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
+
+/** The webhook sent to a newly configured endpoint (docs/webhooks.md, "Test webhook"). */
+export const TEST_WEBHOOK_TYPE = 'TEST';
 
 /** Source currencies platform fees may be charged in today. */
 export const FEE_SOURCE_CURRENCIES = ['USD'];
@@ -167,6 +171,13 @@ export async function updatePlatformConfig(
         created_at: at,
         updated_at: at,
       });
+    }
+    // A new webhook endpoint gets a TEST webhook (hosted docs: sent automatically when the
+    // configuration gets a new webhook URL). It is an event like any other, committed with
+    // the change and sent by the deliverer (one attempt, never retried), so the PATCH never
+    // waits for the endpoint. Not sent when the endpoint is unchanged or removed.
+    if (typeof body.webhookEndpoint === 'string' && body.webhookEndpoint !== row.webhook_endpoint) {
+      await emitEvent(trx, platform.id, at, { type: TEST_WEBHOOK_TYPE, resourceId: row.id, data: {} });
     }
     // Other areas follow the change in the same transaction (the accounts area opens the
     // platform's account of a newly supported currency).

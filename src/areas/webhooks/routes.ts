@@ -46,6 +46,25 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs),
   );
+
+  // The path the official SDK's `webhooks.sendTest()` and the hosted docs call: the same
+  // operation, not in the 2025-10-13 reference (hence an extension).
+  app.post(
+    '/webhooks/test',
+    {
+      config: { auth: 'basic', extension: true },
+      schema: {
+        tags,
+        operationId: 'sendWebhookTest',
+        summary: 'Send a test webhook (alias of POST /sandbox/webhooks/test)',
+        description:
+          'The same operation as POST /sandbox/webhooks/test under the path the SDKs call: sends a signed TEST webhook to the configured endpoint now and ' +
+          'reports its answer. 400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint; 400 WEBHOOK_DELIVERY_ERROR when it answers non-2xx or cannot be reached.',
+        response: { 200: TestWebhookResponse, ...errorResponses() },
+      },
+    },
+    async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs),
+  );
 };
 
 /** Operator routes (under /admin): the delivery log and redelivery. */

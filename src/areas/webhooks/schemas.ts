@@ -3,7 +3,7 @@ import { ListOf, PageQuery } from '../../kernel/pagination.js';
 
 export const DeliveryStatus = Type.String({
   enum: ['PENDING', 'SENDING', 'DELIVERED', 'FAILED', 'NO_ENDPOINT'],
-  description: 'PENDING (waiting for its next attempt), SENDING (in flight), DELIVERED (2xx), FAILED (retries exhausted), NO_ENDPOINT (no webhookEndpoint when the event happened)',
+  description: 'PENDING (waiting for its next attempt), SENDING (in flight), DELIVERED (2xx, or 409: the endpoint already had it), FAILED (retries exhausted, or a webhook that is never retried failed once), NO_ENDPOINT (no webhookEndpoint when the event happened)',
 });
 
 export const WebhookAttempt = Type.Object({

@@ -29,18 +29,68 @@ import {
 // Webhook delivery. Every event gets a delivery row in the event's own transaction
 // (src/kernel/events.ts). A worker claims a due delivery in a short transaction, POSTs it
 // with no transaction open, and records the attempt in a second short transaction: a slow
-// endpoint never holds the database (on SQLite: its single connection). 2xx acknowledges;
-// anything else (3xx included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of
-// the platform's sandbox clock, then the delivery is FAILED. One resource's deliveries go out
-// in event order. State lives in the database, so a restart resumes where it stopped.
-// An area may read the answers to one event type (onDeliveryAnswered): the payment approval
-// webhook is answered 200 / 202 / 403 / 422, and those answers are decisions, not failures.
+// endpoint never holds the database (on SQLite: its single connection). A 2xx acknowledges,
+// and so does a 409 (the endpoint already has this webhook id: no retry); anything else (3xx
+// included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of the platform's
+// sandbox clock (exponential backoff capped at 30 minutes, for 7 days), then the delivery is
+// FAILED. TEST webhooks and INCOMING_PAYMENT webhooks of a PENDING payment are never
+// retried (retryPolicyOf). One resource's deliveries go out in event order. State lives in
+// the database, so a restart resumes where it stopped. An area may read the answers to one
+// event type (onDeliveryAnswered): the payment approval webhook is answered 200 / 202 / 403 /
+// 422, and those answers are decisions, not failures.
 
-/** Delay before retry n (after attempt n fails); each gets up to +10 % jitter. About 27 h in all. */
-export const RETRY_SCHEDULE_MS = [10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 43_200_000] as const;
-/** Attempts in all: the first plus one per scheduled retry. */
+/** The first retries' waits: doubling from 30 seconds (attempt n failed → RETRY_RAMP_MS[n-1]). */
+export const RETRY_RAMP_MS = [30_000, 60_000, 120_000, 240_000, 480_000, 960_000] as const;
+/** The longest wait between two attempts: every retry after the ramp waits this long. */
+export const MAX_RETRY_INTERVAL_MS = 30 * 60_000;
+/** Retries stop 7 days (sandbox clock) after the first attempt: no attempt is scheduled later than this. */
+export const RETRY_WINDOW_MS = 7 * 24 * 3_600_000;
+
+function retrySchedule(): readonly number[] {
+  const waits: number[] = [...RETRY_RAMP_MS];
+  let total = waits.reduce((a, b) => a + b, 0);
+  while (total + MAX_RETRY_INTERVAL_MS <= RETRY_WINDOW_MS) {
+    waits.push(MAX_RETRY_INTERVAL_MS);
+    total += MAX_RETRY_INTERVAL_MS;
+  }
+  return waits;
+}
+
+/**
+ * The wait after failed attempt n (index n-1), measured from that attempt's start on the
+ * platform's sandbox clock, no jitter: 30 s, 1, 2, 4, 8, 16 min, then 30 min × 334. 340
+ * retries, the last 6 d 23 h 31 min 30 s after the first attempt (docs/webhooks.md).
+ */
+export const RETRY_SCHEDULE_MS: readonly number[] = retrySchedule();
+/** Attempts in all: the first plus one per scheduled retry (341). */
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
-export const DEFAULT_TIMEOUT_MS = 10_000;
+/** The answer meaning "already processed this webhook id": acknowledged, never retried. */
+export const DUPLICATE_STATUS = 409;
+/** How long an endpoint has to answer (the hosted docs: respond within 30 seconds). */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Whether a failed attempt of this webhook is retried: `NONE` means one attempt, then FAILED. */
+export type RetryPolicy = 'BACKOFF' | 'NONE';
+
+/**
+ * The hosted docs' retry policy by webhook type: a `TEST` webhook is sent once; an
+ * `INCOMING_PAYMENT.*` webhook whose payment is `PENDING` is not retried either (it is the
+ * in-flow approval request: its answer decides, and a late retry could not); everything
+ * else backs off. Decided from the type and the payload, so no area has to mark it.
+ */
+export function retryPolicyOf(type: string, payload: string): RetryPolicy {
+  if (type === 'TEST') return 'NONE';
+  if (type.startsWith('INCOMING_PAYMENT.')) {
+    try {
+      const data = (JSON.parse(payload) as { data?: { status?: unknown } }).data;
+      if (data?.status === 'PENDING') return 'NONE';
+    } catch {
+      // Not JSON: the usual rules.
+    }
+  }
+  return 'BACKOFF';
+}
+
 /** Response bodies are kept up to this many characters. */
 export const RESPONSE_BODY_LIMIT = 1024;
 /** An answer handler (below) sees up to this many characters of the response body. */
@@ -55,6 +105,22 @@ export interface SendOutcome {
   /** The body as an answer handler reads it (up to ANSWER_BODY_LIMIT characters); never stored. */
   answerBody?: string | null;
   ok: boolean;
+}
+
+/**
+ * The body of one attempt: the stored event with `timestamp` set to when this attempt is sent
+ * (platform clock), as the reference defines the field ("when the webhook was sent"): a
+ * receiver may use it against replays, and a retry is sent now. `id`, `type` and `data` stay
+ * byte for byte the event's. The stored payload starts `{"id":…,"type":…,"timestamp":"…"`
+ * (kernel/events.ts), so the field is replaced in place rather than re-serialising `data`.
+ */
+export function withTimestamp(payload: string, at: string): string {
+  const key = ',"timestamp":"';
+  const start = payload.indexOf(key);
+  if (start < 0) return payload;
+  const from = start + key.length;
+  const end = payload.indexOf('"', from);
+  return end < 0 ? payload : payload.slice(0, from) + at + payload.slice(end);
 }
 
 /** POST a signed body. Never throws: a network error or timeout is an outcome. */
@@ -167,7 +233,8 @@ export class WebhookDeliverer {
     });
     if (!claimed) return false;
     const { row, attempts, material } = claimed;
-    const startedAt = iso(this.clock.nowMs() + (await platformOffset(this.store.db, row.platform_id)));
+    const startedMs = this.clock.nowMs() + (await platformOffset(this.store.db, row.platform_id));
+    const startedAt = iso(startedMs);
 
     let outcome: SendOutcome;
     let url = material?.endpoint ?? '';
@@ -175,7 +242,7 @@ export class WebhookDeliverer {
       outcome = { statusCode: null, error: !material ? 'event not found' : 'no webhook endpoint configured', latencyMs: 0, responseBody: null, ok: false };
       url = material?.endpoint ?? '';
     } else {
-      outcome = await postSigned(material.endpoint, material.payload, material.privateKey, this.timeoutMs);
+      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), material.privateKey, this.timeoutMs);
     }
 
     // An area that reads answers to this event type decides first, in its own transaction.
@@ -188,7 +255,9 @@ export class WebhookDeliverer {
         this.log?.error({ err, deliveryId: row.id, type: row.type }, 'webhook answer handler failed');
       }
     }
-    const acknowledged = outcome.ok || verdict === 'DELIVERED';
+    // A 409 says the endpoint already has this webhook id: done, like a 2xx (never retried).
+    const acknowledged = outcome.ok || outcome.statusCode === DUPLICATE_STATUS || verdict === 'DELIVERED';
+    const retried = material !== undefined && retryPolicyOf(row.type, material.payload) === 'BACKOFF';
 
     await this.store.db.transaction().execute(async (trx) => {
       const nowMs = this.clock.nowMs() + (await platformOffset(trx, row.platform_id));
@@ -212,13 +281,14 @@ export class WebhookDeliverer {
       } else if (material && !material.endpoint) {
         // The endpoint was removed meanwhile: kept, like an event emitted with no endpoint.
         await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
-      } else if (verdict === 'FAILED' || attempts >= MAX_ATTEMPTS || !material) {
+      } else if (verdict === 'FAILED' || !retried || attempts >= MAX_ATTEMPTS) {
         await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
         this.log?.warn({ deliveryId: row.id, attempts, err: outcome.error }, 'webhook delivery failed for good');
       } else {
+        // The schedule counts from the attempt's start, so the gap between two attempts is
+        // the wait itself (at most 30 minutes), however long the endpoint took to answer.
         const delay = RETRY_SCHEDULE_MS[Math.min(attempts - 1, RETRY_SCHEDULE_MS.length - 1)]!;
-        const next = nowMs + Math.round(delay * (1 + Math.random() * 0.1));
-        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: next });
+        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: Math.max(startedMs + delay, nowMs) });
       }
     });
     return true;

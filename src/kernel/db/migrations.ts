@@ -566,6 +566,13 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
           group by platform_id, sent_currency, received_currency, substr(created_at, 1, 10)`).execute(db);
       },
     },
+    '0012_webhook_retries': {
+      async up(db: AnyDb) {
+        // A sandbox clock advance stops at each pending retry of the platform's deliveries
+        // (the 7-day schedule has 340 of them): the next one is found by platform and due time.
+        await db.schema.createIndex('webhook_deliveries_platform_due').on('webhook_deliveries').columns(['platform_id', 'status', 'next_attempt_ms']).execute();
+      },
+    },
   };
 }
 
