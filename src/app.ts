@@ -16,7 +16,7 @@ import { ApiError, apiError } from './kernel/errors.js';
 import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
-import { lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
+import { closeQueryString, lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
 
 export interface AppDeps {
   store: Store;
@@ -128,6 +128,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
 
   await app.register(
     async (api) => {
+      // Every GET takes only the query parameters it declares (kernel/validation.ts).
+      api.addHook('onRoute', closeQueryString);
       // The hooks of every request answer at once when they can (known credentials, no
       // Idempotency-Key), and return a promise only when they must wait.
       api.addHook('onRequest', (req, _reply, done) => {

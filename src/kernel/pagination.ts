@@ -3,7 +3,7 @@ import { type TSchema, Type } from 'typebox';
 import { apiError } from './errors.js';
 
 // Cursor pagination with the reference's list envelope: {data, hasMore, nextCursor?,
-// totalCount}. Lists are newest first; ids are UUID v7, so ordering by id is ordering by
+// totalCount}. Lists are newest first (oldest first with sortOrder=asc where offered); ids are UUID v7, so ordering by id is ordering by
 // creation time, and the cursor is the last id returned (opaque, base64url).
 
 export const DEFAULT_LIMIT = 20;
@@ -46,22 +46,32 @@ export function decodeCursor(cursor: string): string {
   });
 }
 
+/** The order of a list: `desc` newest first (the default), `asc` oldest first. */
+export type SortOrder = 'asc' | 'desc';
+
+/** The `sortOrder` query parameter of the lists that take one. */
+export const SortOrderQuery = Type.Optional(
+  Type.Enum(['asc', 'desc'], { default: 'desc', description: 'Order to sort results in: desc (default) newest first, asc oldest first' }),
+);
+
 /**
- * Run a filtered query as one page. `base` carries the table and filters (no select);
+ * Run a filtered query as one page (newest first unless `order` is asc). The cursor is the
+ * last id of the page, so it continues the list in the order it was read in. `base` carries the table and filters (no select);
  * `idColumn` is the id column the order and cursor use; `toItem` maps a row.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function paginate<Row, Item>(
   base: SelectQueryBuilder<any, any, object>,
   idColumn: string,
-  opts: { limit?: number | undefined; cursor?: string | undefined },
+  opts: { limit?: number | undefined; cursor?: string | undefined; order?: SortOrder | undefined },
   toItem: (row: Row) => Item,
 ): Promise<Page<Item>> {
   const limit = opts.limit ?? DEFAULT_LIMIT;
+  const order = opts.order ?? 'desc';
   const countRow = (await base.select(sql<number>`count(*)`.as('n')).executeTakeFirst()) as { n: number | string } | undefined;
   let q = base.selectAll();
-  if (opts.cursor !== undefined) q = q.where(idColumn, '<', decodeCursor(opts.cursor));
-  const rows = (await q.orderBy(idColumn, 'desc').limit(limit + 1).execute()) as Row[];
+  if (opts.cursor !== undefined) q = q.where(idColumn, order === 'desc' ? '<' : '>', decodeCursor(opts.cursor));
+  const rows = (await q.orderBy(idColumn, order).limit(limit + 1).execute()) as Row[];
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const page: Page<Item> = { data: pageRows.map(toItem), hasMore, totalCount: Number(countRow?.n ?? 0) };

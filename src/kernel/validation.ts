@@ -110,6 +110,7 @@ export function toFieldErrors(errors: readonly ErrorObject[], part: RequestPart)
     if (e.keyword === 'required') field = join(field, String((e.params as { missingProperty: string }).missingProperty));
     if (e.keyword === 'additionalProperties') field = join(field, String((e.params as { additionalProperty: string }).additionalProperty));
     let d = describe(e);
+    if (e.keyword === 'additionalProperties' && part === 'querystring' && !e.instancePath) d = { message: 'is not a recognised parameter' };
     if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
       const branches = Array.isArray(e.schema) ? (e.schema as Array<Record<string, unknown>>) : [];
       const consts = branches.every((b) => 'const' in b) ? branches.map((b) => String(b.const)) : undefined;
@@ -148,18 +149,80 @@ export function toFieldErrors(errors: readonly ErrorObject[], part: RequestPart)
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const part = (httpPart ?? 'body') as RequestPart;
   const ajv = part === 'body' ? bodyAjv : textAjv;
+  // A query string is checked against its schema closed (a parameter the operation does not
+  // declare is a 400), and its array parameters accept comma-joined values.
+  const query = part === 'querystring' ? queryRulesOf(schema as QuerySchema) : undefined;
   let validate: ValidateFunction | undefined;
   const compile = (): ValidateFunction => {
     pendingCompiles.delete(compile);
-    return (validate ??= ajv.compile(schema as object));
+    return (validate ??= ajv.compile(query ? query.closed : (schema as object)));
   };
   pendingCompiles.add(compile);
   return (data: unknown) => {
     const v = validate ?? compile();
+    if (query) splitCommaJoined(data, query.arrays);
     if (v(data)) return { value: data };
     return { error: invalidInput(toFieldErrors(v.errors ?? [], part)) };
   };
 };
+
+// ---- Query strings --------------------------------------------------------------------------
+//
+// Two rules for every operation's query string, driven by its schema (the served OpenAPI
+// document shows the schema as declared; only the validator sees the closed copy):
+//
+// - A parameter the operation does not declare is 400 INVALID_INPUT, each one named in
+//   details.errors ("is not a recognised parameter"): the schema is validated with
+//   additionalProperties false unless it says otherwise. An operation without a query
+//   schema gets an empty one (closeQueryString, an onRoute hook of the API scope).
+// - An array parameter accepts the repeated form (?x=A&x=B), the comma-joined form
+//   (?x=A,B: what the official SDK sends) and a mix: its values are split on commas before
+//   validation. Only parameters whose schema is an array are split.
+
+interface QuerySchema {
+  type?: unknown;
+  properties?: Record<string, { type?: unknown; anyOf?: Array<{ type?: unknown }>; oneOf?: Array<{ type?: unknown }> }>;
+  additionalProperties?: unknown;
+}
+
+const isArrayType = (t: unknown): boolean => t === 'array' || (Array.isArray(t) && t.includes('array'));
+
+/** The closed schema to validate with and the names of the array parameters. */
+export function queryRulesOf(schema: QuerySchema): { closed: object; arrays: string[] } {
+  const props = schema.properties ?? {};
+  const arrays = Object.keys(props).filter((k) => {
+    const p = props[k]!;
+    return isArrayType(p.type) || [...(p.anyOf ?? []), ...(p.oneOf ?? [])].some((b) => isArrayType(b.type));
+  });
+  const closed = schema.type === 'object' && schema.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema;
+  return { closed, arrays };
+}
+
+/** Split the comma-joined values of the array parameters, in place (before validation and coercion). */
+function splitCommaJoined(data: unknown, arrays: readonly string[]): void {
+  if (arrays.length === 0 || data === null || typeof data !== 'object') return;
+  const q = data as Record<string, unknown>;
+  for (const k of arrays) {
+    const v = q[k];
+    if (typeof v === 'string') {
+      if (v.includes(',')) q[k] = v.split(',');
+    } else if (Array.isArray(v) && v.some((x) => typeof x === 'string' && x.includes(','))) {
+      q[k] = v.flatMap((x) => (typeof x === 'string' ? x.split(',') : [x]));
+    }
+  }
+}
+
+/**
+ * onRoute hook (the API scope): a GET (or its HEAD twin) that declares no query schema gets
+ * the empty one, so a query parameter sent to it is a 400 like any other unknown parameter.
+ * The served document is unchanged: an empty query schema lists no parameters.
+ */
+export function closeQueryString(route: { method: string | string[]; schema?: Record<string, unknown> }): void {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.some((m) => m === 'GET' || m === 'HEAD')) return;
+  if (route.schema?.querystring !== undefined) return;
+  route.schema = { ...(route.schema ?? {}), querystring: { type: 'object', properties: {} } };
+}
 
 type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>;
 

@@ -9,7 +9,7 @@ const CurrencyCode = Type.String({ format: 'iso4217', description: 'Currency cod
 export const ExchangeRateQuery = Type.Object({
   sourceCurrency: Type.Optional(Type.String({ format: 'iso4217', description: 'Only rates from this currency. Default: the platform\'s supported currencies' })),
   destinationCurrency: Type.Optional(
-    Type.Array(CurrencyCode, { description: 'Only rates to these currencies (repeat the parameter for several). Default: every corridor with a payment rail' }),
+    Type.Array(CurrencyCode, { description: 'Only rates to these currencies: repeat the parameter or join the codes with commas (EUR,MXN). Default: every corridor with a payment rail' }),
   ),
   sendingAmount: Type.Optional(
     Type.Integer({

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
 import { TransactionOneOf } from '../transactions/schemas.js';
-import { ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest, SandboxSendRequest, TransferInRequest, TransferOutRequest } from './schemas.js';
+import { listQuotes } from './list.js';
+import { ExecuteQuoteRequest, Quote, QuoteListQuery, QuoteListResponse, QuoteParams, QuoteRequest, SandboxSendRequest, TransferInRequest, TransferOutRequest } from './schemas.js';
 import { createQuote, createTransfer, executeQuote, fundRealtimeQuote, getQuote } from './service.js';
 
 const tags = ['Cross-Currency Transfers'];
@@ -28,6 +29,24 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const quote = await createQuote(deps, authOf(req).platform, nowOf(req, clock), req.body);
       return reply.code(201).send(quote);
     },
+  );
+
+  app.get(
+    '/quotes',
+    {
+      // Newer than the 2025-10-13 reference: the official SDK lists quotes (client.quotes.list).
+      config: { auth: 'basic', extension: true },
+      schema: {
+        tags,
+        operationId: 'listQuotes',
+        summary: 'List quotes',
+        description:
+          'The platform’s quotes, newest first, with cursor pagination; each as GET /quotes/{quoteId} shows it (a PENDING quote past its expiry is EXPIRED, and filters as such). A customerId equal to the platform id lists the platform’s own quotes.',
+        querystring: QuoteListQuery,
+        response: { 200: QuoteListResponse, ...errorResponses() },
+      },
+    },
+    async (req) => listQuotes(store.db, authOf(req).platform.id, req.query, nowOf(req, clock).ms),
   );
 
   app.get(

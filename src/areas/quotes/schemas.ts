@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ListOf, PageQuery } from '../../kernel/pagination.js';
 import { OneOf } from '../../kernel/validation.js';
 import { PAYMENT_RAILS } from '../../sandbox/corridors.js';
 import { Currency, PaymentInstructions } from '../internal-accounts/schemas.js';
@@ -190,3 +191,22 @@ export const SandboxSendRequest = Type.Object(
   { title: 'SandboxSendRequest' },
 );
 export type SandboxSendRequest = Static<typeof SandboxSendRequest>;
+
+/**
+ * GET /quotes (newer than the 2025-10-13 reference; the official SDK's QuoteListParams):
+ * the filters, each optional, all applying together.
+ */
+export const QuoteListQuery = Type.Object({
+  status: Type.Optional(QuoteStatus),
+  customerId: Type.Optional(Type.String({ description: 'Only quotes sent by this customer (the platform id: the platform’s own quotes)' })),
+  sendingAccountId: Type.Optional(Type.String({ description: 'Only quotes paid from this account (the source’s accountId)' })),
+  receivingAccountId: Type.Optional(Type.String({ description: 'Only quotes paying this account (the destination’s accountId)' })),
+  sendingUmaAddress: Type.Optional(Type.String({ description: 'Only quotes sent from this UMA address (the source’s umaAddress)' })),
+  receivingUmaAddress: Type.Optional(Type.String({ description: 'Only quotes paying this UMA address (the destination’s umaAddress)' })),
+  createdAfter: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after (inclusive)' })),
+  createdBefore: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or before (inclusive)' })),
+  ...PageQuery,
+});
+export type QuoteListQuery = Static<typeof QuoteListQuery>;
+
+export const QuoteListResponse = ListOf(Quote, 'quotes');

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { DB, QuotesTable } from '../../kernel/db/schema.js';
+import type { DB, ListTables, QuotesTable } from '../../kernel/db/schema.js';
+import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
 export type QuoteRow = Selectable<QuotesTable>;
@@ -26,4 +27,33 @@ export async function findQuoteByTransaction(db: Db, platformId: string, transac
 /** Move a quote from one status to another; false when it was no longer in `from`. */
 export async function updateQuoteStatus(db: Db, platformId: string, id: string, from: string, set: Updateable<QuotesTable>): Promise<boolean> {
   return (await updateWithStatus(db, set, [platformId, id, from])) === 1;
+}
+
+export interface QuoteFilter extends Pick<TimeRange, 'createdAfter' | 'createdBefore'> {
+  status?: string | undefined;
+  /** The sending customer; null: the platform's own quotes (no customer). */
+  customerId?: string | null | undefined;
+  sendingAccountId?: string | undefined;
+  receivingAccountId?: string | undefined;
+  sendingUmaAddress?: string | undefined;
+  receivingUmaAddress?: string | undefined;
+}
+
+/**
+ * The platform's quotes matching the filter (paginate over it). A PENDING quote past its
+ * expiry shows EXPIRED (the view at `nowMs`), so the status filter places it there. The UMA
+ * addresses are generated columns (migration 0010, kernel/db/schema.ts QuoteFilterColumns).
+ */
+export function quoteQuery(db: Kysely<DB>, platformId: string, f: QuoteFilter, nowMs: number) {
+  let q = db.withTables<ListTables>().selectFrom('quotes').where('platform_id', '=', platformId);
+  if (f.customerId === null) q = q.where('customer_id', 'is', null);
+  else if (f.customerId !== undefined) q = q.where('customer_id', '=', f.customerId);
+  if (f.sendingAccountId !== undefined) q = q.where('source_account_id', '=', f.sendingAccountId);
+  if (f.receivingAccountId !== undefined) q = q.where('destination_account_id', '=', f.receivingAccountId);
+  if (f.sendingUmaAddress !== undefined) q = q.where('source_uma_address', '=', f.sendingUmaAddress);
+  if (f.receivingUmaAddress !== undefined) q = q.where('destination_uma_address', '=', f.receivingUmaAddress);
+  if (f.status === 'EXPIRED') q = q.where('status', '=', 'PENDING').where('expires_at_ms', '<', nowMs);
+  else if (f.status === 'PENDING') q = q.where('status', '=', 'PENDING').where('expires_at_ms', '>=', nowMs);
+  else if (f.status !== undefined) q = q.where('status', '=', f.status);
+  return whereTimeRange(q, f);
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ListOf, PageQuery, TimeRangeQuery } from '../../kernel/pagination.js';
+import { ListOf, PageQuery, SortOrderQuery, TimeRangeQuery } from '../../kernel/pagination.js';
 import { OneOf } from '../../kernel/validation.js';
 import { CounterpartyFieldDefinition } from '../config/schemas.js';
 import { CurrencyAmount, PaymentInstructions } from '../internal-accounts/schemas.js';
@@ -187,13 +187,32 @@ export type AnyTransaction = IncomingTransaction | OutgoingTransaction;
 export const TransactionListQuery = Type.Object({
   customerId: Type.Optional(Type.String({ description: 'Only this customer’s transactions (the platform id: the platform’s own)' })),
   platformCustomerId: Type.Optional(Type.String()),
+  accountIdentifier: Type.Optional(
+    Type.String({ description: 'Only transactions this account sent or received: matches senderAccountIdentifier or receiverAccountIdentifier' }),
+  ),
+  senderAccountIdentifier: Type.Optional(
+    Type.String({
+      description:
+        'Only transactions sent from this identifier: the source’s accountId (an internal or external account), its umaAddress (a UMA sender), or the originator’s accountIdentifier of a real-time funding',
+    }),
+  ),
+  receiverAccountIdentifier: Type.Optional(
+    Type.String({
+      description:
+        'Only transactions received by this identifier: the destination’s accountId or umaAddress, or the internal account an incoming UMA payment is credited to',
+    }),
+  ),
   status: Type.Optional(TransactionStatus),
   type: Type.Optional(TransactionType),
+  reference: Type.Optional(
+    Type.String({ description: 'Only the transaction with this reference: reconciliationInstructions.reference, or the reference its paymentInstructions ask the payer to quote' }),
+  ),
   createdAfter: TimeRangeQuery.createdAfter,
   createdBefore: TimeRangeQuery.createdBefore,
   startDate: Type.Optional(Type.String({ format: 'date-time', description: 'Same as createdAfter (inclusive)' })),
   endDate: Type.Optional(Type.String({ format: 'date-time', description: 'Same as createdBefore (inclusive)' })),
   ...PageQuery,
+  sortOrder: SortOrderQuery,
 });
 export type TransactionListQuery = Static<typeof TransactionListQuery>;
 

@@ -26,11 +26,29 @@ export async function getTransaction(db: Db, platformId: string, id: string, now
   return transactionView(await requireTransaction(db, platformId, id), nowMs);
 }
 
-/** The platform's transactions, newest first; filters that name nothing match nothing (no 404). */
+/**
+ * The platform's transactions, newest first (sortOrder asc: oldest first); every filter given
+ * applies (AND). Filters that name nothing match nothing (no 404).
+ */
 export async function listTransactions(db: Kysely<DB>, platformId: string, q: TransactionListQuery, nowMs: number): Promise<Page<AnyTransaction>> {
   const range = timeRangeOf({ createdAfter: q.createdAfter ?? q.startDate, createdBefore: q.createdBefore ?? q.endDate });
-  const base = transactionQuery(db, platformId, { customerId: q.customerId, platformCustomerId: q.platformCustomerId, status: q.status, type: q.type, ...range });
-  return paginate<TransactionRow, AnyTransaction>(base, 'id', { limit: q.limit, cursor: q.cursor }, (row) => transactionView(row, nowMs));
+  const base = transactionQuery(
+    db,
+    platformId,
+    {
+      customerId: q.customerId,
+      platformCustomerId: q.platformCustomerId,
+      accountIdentifier: q.accountIdentifier,
+      senderAccountIdentifier: q.senderAccountIdentifier,
+      receiverAccountIdentifier: q.receiverAccountIdentifier,
+      reference: q.reference,
+      status: q.status,
+      type: q.type,
+      ...range,
+    },
+    nowMs,
+  );
+  return paginate<TransactionRow, AnyTransaction>(base, 'id', { limit: q.limit, cursor: q.cursor, order: q.sortOrder }, (row) => transactionView(row, nowMs));
 }
 
 /** POST /transactions/{id}/confirm: record (or move) when the platform delivered the receipt. */

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { DB, TransactionsTable } from '../../kernel/db/schema.js';
+import type { DB, ListTables, TransactionsTable } from '../../kernel/db/schema.js';
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
@@ -33,16 +33,58 @@ export async function updateTransaction(db: Db, platformId: string, id: string, 
 export interface TransactionFilter extends TimeRange {
   customerId?: string | undefined;
   platformCustomerId?: string | undefined;
+  /** Sender or receiver (either side). */
+  accountIdentifier?: string | undefined;
+  senderAccountIdentifier?: string | undefined;
+  receiverAccountIdentifier?: string | undefined;
+  reference?: string | undefined;
   status?: string | undefined;
   type?: string | undefined;
 }
 
-/** The platform's transactions matching the filter (paginate over it). */
-export function transactionQuery(db: Kysely<DB>, platformId: string, f: TransactionFilter) {
-  let q = db.selectFrom('transactions').where('platform_id', '=', platformId);
+type IdentifierColumn = 'sender_identifier' | 'receiver_identifier' | 'destination_account_id';
+const SENDER: IdentifierColumn[] = ['sender_identifier'];
+const RECEIVER: IdentifierColumn[] = ['receiver_identifier', 'destination_account_id'];
+
+/**
+ * The ids of the platform's transactions whose `columns` hold `value`: one indexed search per
+ * column, united. (Written as an OR, SQLite without statistics scans all the platform's
+ * transactions instead of searching each index.)
+ */
+function matching(db: Kysely<DB>, platformId: string, value: string, columns: IdentifierColumn[]) {
+  const one = (c: IdentifierColumn) => db.withTables<ListTables>().selectFrom('transactions').select('id').where('platform_id', '=', platformId).where(c, '=', value);
+  let u = one(columns[0]!);
+  for (const c of columns.slice(1)) u = u.union(one(c));
+  return u;
+}
+
+/**
+ * The platform's transactions matching the filter (paginate over it). `nowMs` places the
+ * status filter where the API view does: a quote's PENDING transaction never started whose
+ * quote has expired shows (and so filters as) EXPIRED.
+ *
+ * The identifiers are the generated columns of migration 0010 (kernel/db/schema.ts
+ * TransactionFilterColumns). A receiver is also the internal account the money lands in
+ * (destination_account_id): an incoming UMA payment shows the customer's UMA address as its
+ * destination but credits an internal account.
+ */
+export function transactionQuery(db: Kysely<DB>, platformId: string, f: TransactionFilter, nowMs: number) {
+  let q = db.withTables<ListTables>().selectFrom('transactions').where('platform_id', '=', platformId);
   if (f.customerId !== undefined) q = q.where('customer_id', '=', f.customerId);
   if (f.platformCustomerId !== undefined) q = q.where('platform_customer_id', '=', f.platformCustomerId);
-  if (f.status !== undefined) q = q.where('status', '=', f.status);
+  if (f.senderAccountIdentifier !== undefined) q = q.where('sender_identifier', '=', f.senderAccountIdentifier);
+  if (f.receiverAccountIdentifier !== undefined) q = q.where('id', 'in', matching(db, platformId, f.receiverAccountIdentifier, RECEIVER));
+  if (f.accountIdentifier !== undefined) q = q.where('id', 'in', matching(db, platformId, f.accountIdentifier, [...SENDER, ...RECEIVER]));
+  if (f.reference !== undefined) q = q.where('reconciliation_reference', '=', f.reference);
+  if (f.status === 'EXPIRED') {
+    // Two indexed searches united, as `matching` does (an OR would scan on SQLite).
+    const byStatus = (status: string) => db.selectFrom('transactions').select('id').where('platform_id', '=', platformId).where('status', '=', status);
+    q = q.where('id', 'in', byStatus('EXPIRED').union(byStatus('PENDING').where('outcome', 'is', null).where('expires_at_ms', '<', nowMs)));
+  } else if (f.status === 'PENDING') {
+    q = q.where('status', '=', 'PENDING').where((eb) => eb.or([eb('outcome', 'is not', null), eb('expires_at_ms', 'is', null), eb('expires_at_ms', '>=', nowMs)]));
+  } else if (f.status !== undefined) {
+    q = q.where('status', '=', f.status);
+  }
   if (f.type !== undefined) q = q.where('type', '=', f.type);
   return whereTimeRange(q, f);
 }

@@ -458,6 +458,34 @@ export interface TransactionsTable {
   expires_at_ms: number | null;
 }
 
+/**
+ * Generated columns of transactions (migration 0010): computed by the database from the
+ * row's JSON for the list filters, never written. They stay out of TransactionsTable so no
+ * writer can set them; list queries see them through `ListDB`.
+ */
+export interface TransactionFilterColumns {
+  /** The source's accountId, else its umaAddress, else a real-time funding's accountIdentifier. */
+  sender_identifier: string | null;
+  /** The destination's accountId, else its umaAddress. */
+  receiver_identifier: string | null;
+  /** reconciliationInstructions.reference, else the reference of the first payment instruction. */
+  reconciliation_reference: string | null;
+}
+
+/** Generated columns of quotes (migration 0010), as TransactionFilterColumns. */
+export interface QuoteFilterColumns {
+  /** The source's umaAddress (none of today's quote sources has one). */
+  source_uma_address: string | null;
+  /** The destination's umaAddress (a UMA_ADDRESS destination). */
+  destination_uma_address: string | null;
+}
+
+/** The tables as the list queries see them: with their generated filter columns. */
+export type ListTables = {
+  transactions: TransactionFilterColumns;
+  quotes: QuoteFilterColumns;
+};
+
 export interface WebhookDeliveriesTable {
   /** `WebhookDelivery:<uuid>`. */
   id: string;
