@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { assertLedgerInvariants } from '../ledger-invariants.js';
+import { fund, newCustomer as newPayer, type QuoteBody } from '../money-helpers.js';
 import { checkSchema } from '../../src/kernel/validation.js';
 import { ExternalAccount as ExternalAccountSchema } from '../../src/areas/external-accounts/schemas.js';
 
@@ -708,5 +710,40 @@ describe(`platform twins, lists, tenancy and delete (${STORE})`, () => {
     const view = { authorization: basic(clientId, clientSecret) };
     expect((await t.call('GET', '/customers/external-accounts', undefined, view)).statusCode).toBe(200);
     envelope(await t.call('POST', '/customers/external-accounts', { customerId, currency: 'USD', accountInfo: usd('1') }, view), 403, 'FORBIDDEN');
+  });
+});
+
+describe(`payouts to the vendor sample app's Mexican and Brazilian accounts (${STORE})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp();
+  });
+  afterAll(async () => t.close());
+
+  it.each([
+    ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '014027000005555601' }],
+    ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '123456789012345678' }],
+    ['BRL', { accountType: 'BRL_ACCOUNT', pixKey: '12345678901', pixKeyType: 'CPF', taxId: '12345678901' }],
+  ] as const)('a USD payout to %s %o completes', async (currency, info) => {
+    const payer = await newPayer(t, ['USD']);
+    await fund(t, payer.accounts.USD!.id, 100_000);
+    const created = await t.call('POST', '/customers/external-accounts', { customerId: payer.id, currency, accountInfo: { ...info, beneficiary: PERSON } });
+    expect(created.statusCode, created.body).toBe(201);
+    const accountId = (created.json() as Account).id;
+    const res = await t.call('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: payer.accounts.USD!.id },
+      destination: { destinationType: 'ACCOUNT', accountId },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000,
+      immediatelyExecute: true,
+      senderCustomerInfo: { FULL_NAME: 'Pat Payer', BIRTH_DATE: '1990-01-15', TAX_ID: '123-45-6789', POSTAL_ADDRESS: '1 Market Street, San Francisco, CA 94105, US' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const q = res.json() as QuoteBody;
+    expect(q.receivingCurrency.code).toBe(currency);
+    expect((await t.call('POST', '/sandbox/clock/advance', { seconds: 2 })).statusCode).toBe(200);
+    const tx = (await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json() as { status: string };
+    expect(tx.status).toBe('COMPLETED');
+    await assertLedgerInvariants(t.store);
   });
 });
