@@ -43,17 +43,22 @@ export interface TxBody {
   paymentRail: string | null;
 }
 
-export const TERMS = { acceptedAt: '2025-10-01T00:00:00Z', ipAddress: '203.0.113.9', termsVersion: '2025-10-01', acceptanceMethod: 'CHECKBOX' };
+export const TERMS = { acceptedAt: '2025-10-01T00:00:00Z', ipAddress: '203.0.113.9', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
 export const PERSON = { beneficiaryType: 'INDIVIDUAL', fullName: 'Rita Receiver', countryOfResidence: 'US' };
 
-/** A customer with internal accounts in `currencies`; `ready` (default) = APPROVED with end-user terms on file (set in the store). */
+/**
+ * A customer in `currencies`; by default APPROVED (set in the store) with the end-user terms
+ * accepted at create, so it holds an internal account per currency. `terms: false` creates
+ * it without them: on an unregulated platform it then has no internal accounts.
+ */
 export async function newCustomer(t: TestApp, currencies: string[], opts: { approved?: boolean; terms?: boolean; headers?: Record<string, string> } = {}): Promise<{ id: string; accounts: Record<string, Account> }> {
-  const res = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: `Pat Payer ${Math.random().toString(36).slice(2, 7)}`, currencies }, opts.headers);
+  const body = { customerType: 'INDIVIDUAL', fullName: `Pat Payer ${Math.random().toString(36).slice(2, 7)}`, currencies, ...(opts.terms === false ? {} : { endUserTermsConsent: TERMS }) };
+  const res = await t.call('POST', '/customers', body, opts.headers);
   expect(res.statusCode, res.body).toBe(201);
   const id = (res.json() as { id: string }).id;
   await t.store.db
     .updateTable('customers')
-    .set({ status: opts.approved === false ? 'UNVERIFIED' : 'APPROVED', end_user_terms_consent: opts.terms === false ? null : JSON.stringify(TERMS) })
+    .set({ status: opts.approved === false ? 'UNVERIFIED' : 'APPROVED' })
     .where('id', '=', id)
     .execute();
   const list = await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(id)}`, undefined, opts.headers);

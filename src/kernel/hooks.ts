@@ -11,6 +11,8 @@ export interface CustomerCreatedEvent {
   platform: PlatformRow;
   customerId: string;
   currencies: string[];
+  /** The customer's acceptance of the end-user terms is on file (after the change). */
+  endUserTermsOnFile: boolean;
   at: string;
 }
 

@@ -59,7 +59,12 @@ export function ibanMod97(iban: string): number {
   return rem;
 }
 
-/** Mexican CLABE: 18 digits whose last is the check digit over weights 3, 7, 1. */
+/**
+ * Mexican CLABE: 18 digits whose last is the check digit over weights 3, 7, 1. Input checks
+ * take a CLABE by its form only (isClabeShape): the hosted sandbox accepts CLABEs whose check
+ * digit does not verify (the reference's own example 123456789012345678, the vendor's sample
+ * app's 014027000005555601). The sandbox's own CLABEs (funding instructions) carry a valid one.
+ */
 export function clabeCheckDigit(first17: string): number {
   const weights = [3, 7, 1];
   let sum = 0;
@@ -69,6 +74,11 @@ export function clabeCheckDigit(first17: string): number {
 
 export function isClabe(s: string): boolean {
   return /^\d{18}$/.test(s) && clabeCheckDigit(s.slice(0, 17)) === Number(s[17]);
+}
+
+/** A CLABE by its form: 18 digits (check digit not verified). */
+export function isClabeShape(s: string): boolean {
+  return /^\d{18}$/.test(s);
 }
 
 /** UK sort code (6 digits) and account number (8 digits). */
@@ -127,10 +137,25 @@ export function isCnpj(s: string): boolean {
 
 export type PixKeyType = 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'RANDOM';
 
+// Input checks take CPF and CNPJ by their form only (11 or 14 digits): the hosted sandbox
+// accepts numbers whose check digits do not verify (the vendor's sample app pays PIX to CPF
+// 12345678901), so a platform testing against us must not be refused what it is not refused
+// there. isCpf / isCnpj (the check digits) stay for whoever needs the real rule.
+
+/** A CPF by its form: 11 digits (check digits not verified). */
+export function isCpfShape(s: string): boolean {
+  return /^\d{11}$/.test(s);
+}
+
+/** A CNPJ by its form: 14 digits (check digits not verified). */
+export function isCnpjShape(s: string): boolean {
+  return /^\d{14}$/.test(s);
+}
+
 /** The shape each PIX key kind must have, for the constraint a 400 reports. */
 export const PIX_KEY_RULES: Readonly<Record<PixKeyType, { pattern?: string; format?: string; words: string }>> = {
-  CPF: { pattern: '^[0-9]{11}$', words: 'a CPF: 11 digits with valid check digits' },
-  CNPJ: { pattern: '^[0-9]{14}$', words: 'a CNPJ: 14 digits with valid check digits' },
+  CPF: { pattern: '^[0-9]{11}$', words: 'a CPF: 11 digits' },
+  CNPJ: { pattern: '^[0-9]{14}$', words: 'a CNPJ: 14 digits' },
   EMAIL: { format: 'email', words: 'an email address' },
   PHONE: { pattern: '^\\+55[0-9]{10,11}$', words: 'a Brazilian phone number in E.164 form (+55 and 10 or 11 digits)' },
   RANDOM: { format: 'uuid', words: 'a random key (a UUID)' },
@@ -139,9 +164,9 @@ export const PIX_KEY_RULES: Readonly<Record<PixKeyType, { pattern?: string; form
 export function isPixKey(type: PixKeyType, key: string): boolean {
   switch (type) {
     case 'CPF':
-      return isCpf(key);
+      return isCpfShape(key);
     case 'CNPJ':
-      return isCnpj(key);
+      return isCnpjShape(key);
     case 'EMAIL':
       return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(key) && key.length <= 77;
     case 'PHONE':
@@ -151,9 +176,9 @@ export function isPixKey(type: PixKeyType, key: string): boolean {
   }
 }
 
-/** Brazilian tax id of the account holder: a CPF (11 digits) or a CNPJ (14 digits). */
+/** Brazilian tax id of the account holder, by its form: a CPF (11 digits) or a CNPJ (14 digits); check digits not verified. */
 export function isBrazilianTaxId(s: string): boolean {
-  return s.length === 11 ? isCpf(s) : s.length === 14 ? isCnpj(s) : false;
+  return isCpfShape(s) || isCnpjShape(s);
 }
 
 // ---------------------------------------------------------------------------------------

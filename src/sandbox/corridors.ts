@@ -307,8 +307,10 @@ export const CORRIDORS: readonly Corridor[] = [
   },
   // Crypto: wallets, no PaymentRail (the reference has none for them), no institutions.
   // BTC: 1,000 sats to 2 BTC. USDC/USDT: 1 to 100,000. SOL: 0.01 to 600 SOL.
+  // Spark carries BTC only (every Spark example of the reference is BTC; the hosted docs
+  // list Spark for BTC), as SPARK_WALLET external accounts do (external-accounts/account-info.ts).
   { currency: 'BTC', min: 1_000, max: 200_000_000, routes: [], wallets: ['LIGHTNING', 'SPARK_WALLET'], institutions: [] },
-  { currency: 'USDC', min: 1_000_000, max: 100_000_000_000, routes: [], wallets: ['SOLANA_WALLET', 'BASE_WALLET', 'ETHEREUM_WALLET', 'POLYGON_WALLET', 'SPARK_WALLET'], institutions: [] },
+  { currency: 'USDC', min: 1_000_000, max: 100_000_000_000, routes: [], wallets: ['SOLANA_WALLET', 'BASE_WALLET', 'ETHEREUM_WALLET', 'POLYGON_WALLET'], institutions: [] },
   { currency: 'USDT', min: 1_000_000, max: 100_000_000_000, routes: [], wallets: ['TRON_WALLET', 'ETHEREUM_WALLET', 'PLASMA_WALLET'], institutions: [] },
   { currency: 'SOL', min: 10_000_000, max: 600_000_000_000, routes: [], wallets: ['SOLANA_WALLET'], institutions: [] },
   // ETH has 18 decimals: 1 ETH is 10^18 wei, beyond what a JSON integer carries exactly

@@ -1,11 +1,12 @@
 import type { PayerDataField } from './corridors.js';
 import { corridorOf } from './corridors.js';
-import { SANDBOX_UMA_DOMAIN, type UmaAddress } from './uma.js';
+import { isSandboxUmaDomain, type UmaAddress } from './uma.js';
 
 // The sandbox's UMA senders: who can pay a platform's customer through
 // POST /sandbox/uma/receive (docs/sandbox.md, "Incoming UMA payments"), as data.
 //
-// A sender is `$<prefix><code>@sandbox.uma.money`, where `<code>` is the currency it sends
+// A sender is `$<prefix><code>@sandbox.uma.money` (or at the reference's
+// `sandbox.grid.uma.money`, src/sandbox/uma.ts SANDBOX_UMA_DOMAINS), where `<code>` is the currency it sends
 // (any currency with a sandbox corridor, like the receivers of src/sandbox/uma.ts). The
 // prefix picks a profile: the payer data it sends with the payment (counterpartyInformation),
 // the receiver data it asks the receiving platform for (requestedReceiverCustomerInfoFields),
@@ -54,7 +55,7 @@ export interface SandboxSender {
  * a local part that is no sender at the sandbox domain.
  */
 export function sandboxSender(address: UmaAddress): SandboxSender | null {
-  if (address.domain !== SANDBOX_UMA_DOMAIN) return null;
+  if (!isSandboxUmaDomain(address.domain)) return null;
   const local = address.local.slice(1);
   for (const profile of SENDER_PROFILES) {
     if (!local.startsWith(profile.prefix)) continue;

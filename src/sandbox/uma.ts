@@ -16,9 +16,20 @@ import { corridorOf } from './corridors.js';
 //   src/areas/lookups/service.ts.
 //
 // The domain is a constant, the same for every platform (platforms' own customers live on
-// their own `<slug>.platforms.sandbox.uma.money` domains, so the two never collide).
+// their own `<slug>.platforms.sandbox.uma.money` domains, so the two never collide). The
+// counterparty also answers for the other sandbox domain the reference uses in its examples
+// (`sandbox.grid.uma.money`, the SandboxUmaReceiveRequest example): the same local parts
+// behave the same at either domain.
 
 export const SANDBOX_UMA_DOMAIN = 'sandbox.uma.money';
+
+/** Every domain the sandbox counterparty answers for: ours first, then the reference's. */
+export const SANDBOX_UMA_DOMAINS: readonly string[] = [SANDBOX_UMA_DOMAIN, 'sandbox.grid.uma.money'];
+
+/** Is this (lower-cased) domain one of the sandbox counterparty's? */
+export function isSandboxUmaDomain(domain: string): boolean {
+  return SANDBOX_UMA_DOMAINS.includes(domain);
+}
 
 /** `$local@domain`: the pattern customers' umaAddress uses too (src/areas/customers/schemas.ts). */
 export const UMA_ADDRESS_PATTERN = '^\\$[A-Za-z0-9._+-]{1,64}@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$';
@@ -131,7 +142,7 @@ const BEHAVIOUR_PREFIXES: ReadonlyArray<[string, UmaBehaviour]> = [
 export function umaCounterparty(input: UmaAddress | string): UmaCounterparty {
   const address = typeof input === 'string' ? parseUmaAddress(input) : input;
   if (!address) throw invalidUmaAddress('receiverUmaAddress', String(input));
-  if (address.domain !== SANDBOX_UMA_DOMAIN) return { kind: 'EXTERNAL', address };
+  if (!isSandboxUmaDomain(address.domain)) return { kind: 'EXTERNAL', address };
   const local = address.local.slice(1);
   const failure = UMA_FAILURE_TRIGGERS[local];
   if (failure) return { kind: 'SANDBOX', address, currencies: ['USD'], behaviour: 'SUCCESS', failure };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp, waitFor } from '../helpers.js';
+import { Receiver } from '../webhook-receiver.js';
 
 // Beneficial owners of business customers: create, get, list, partial update, and the
 // validation that reports every invalid field in one 400.
@@ -60,7 +61,7 @@ describe(`beneficial owners (${STORE})`, () => {
     return res.json() as Owner;
   }
 
-  it('creates an owner (201): UNVERIFIED, identifier never shown', async () => {
+  it('creates an owner (201): UNVERIFIED, identifier shown masked', async () => {
     const res = await t.call('POST', '/beneficial-owners', { customerId: business, roles: ['UBO', 'DIRECTOR'], ownershipPercentage: 51, personalInfo: PERSONAL });
     expect(res.statusCode, res.body).toBe(201);
     const o = res.json() as Owner;
@@ -71,12 +72,12 @@ describe(`beneficial owners (${STORE})`, () => {
       customerId: business,
       roles: ['UBO', 'DIRECTOR'],
       ownershipPercentage: 51,
-      personalInfo: { ...shown, countryOfIssuance: 'US' },
+      personalInfo: { ...shown, identifier: '***-**-6789', countryOfIssuance: 'US' },
       kycStatus: 'UNVERIFIED',
       createdAt: o.createdAt,
       updatedAt: o.createdAt,
     });
-    expect(res.body).not.toContain('6789');
+    expect(res.body).not.toContain('123-45');
 
     // Stored only as its last 4 characters.
     const row = await t.store.db.selectFrom('beneficial_owners').select('personal_info').where('id', '=', o.id).executeTakeFirstOrThrow();
@@ -86,14 +87,18 @@ describe(`beneficial owners (${STORE})`, () => {
     // GET returns the same view; the business embeds it.
     expect((await t.call('GET', `/beneficial-owners/${o.id}`)).json()).toEqual(o);
     const customer = (await t.call('GET', `/customers/${business}`)).json() as { beneficialOwners: Owner[] };
-    expect(customer.beneficialOwners.map((x) => x.id)).toContain(o.id);
+    expect(customer.beneficialOwners.find((x) => x.id === o.id)).toEqual(o);
+    const list = (await t.call('GET', `/customers?customerType=BUSINESS&limit=100`)).json() as { data: Array<{ id: string; beneficialOwners: Owner[] }> };
+    expect(list.data.find((c) => c.id === business)!.beneficialOwners.find((x) => x.id === o.id)!.personalInfo.identifier).toBe('***-**-6789');
+    const owners = (await t.call('GET', `/beneficial-owners?customerId=${encodeURIComponent(business)}`)).json() as { data: Owner[] };
+    expect(owners.data.find((x) => x.id === o.id)).toEqual(o);
   });
 
   it('accepts only the required personal fields', async () => {
     const { middleName: _m, email: _e, phoneNumber: _p, identifier: _i, ...required } = PERSONAL;
     const o = await create({ roles: ['CONTROL_PERSON'], ownershipPercentage: 0, personalInfo: { ...required, idType: 'NON_US_TAX_ID', identifier: 'AB123456', countryOfIssuance: 'GB' } });
-    expect(o.personalInfo).toEqual({ ...required, idType: 'NON_US_TAX_ID', countryOfIssuance: 'GB' });
-    expect(JSON.stringify(o)).not.toContain('AB123456');
+    expect(o.personalInfo).toEqual({ ...required, idType: 'NON_US_TAX_ID', identifier: '****3456', countryOfIssuance: 'GB' });
+    expect(JSON.stringify(o)).not.toContain('AB12');
   });
 
   it('refuses an individual customer with 400 INVALID_INPUT naming customerId', async () => {
@@ -192,11 +197,11 @@ describe(`beneficial owners (${STORE})`, () => {
     const u = res.json() as Owner;
     expect(u.roles).toEqual(o.roles);
     expect(u.ownershipPercentage).toBe(30);
-    expect(u.personalInfo).toEqual({ ...o.personalInfo, middleName: 'Ann', address: { ...ADDRESS, line1: '2 Mission Street' } });
+    expect(u.personalInfo).toEqual({ ...o.personalInfo, middleName: 'Ann', address: { ...ADDRESS, line1: '2 Mission Street' }, identifier: '***-**-4321' });
     expect(u.kycStatus).toBe('UNVERIFIED');
     expect(u.createdAt).toBe(o.createdAt);
     expect(u.updatedAt! > o.createdAt).toBe(true);
-    expect(res.body).not.toContain('4321');
+    expect(res.body).not.toContain('234-56');
     const row = await t.store.db.selectFrom('beneficial_owners').select('personal_info').where('id', '=', o.id).executeTakeFirstOrThrow();
     expect(JSON.parse(row.personal_info).identifierLast4).toBe('4321');
 
@@ -278,5 +283,42 @@ describe(`beneficial owners (${STORE})`, () => {
     expect((await t.call('GET', '/beneficial-owners', undefined, other)).json()).toEqual({ data: [], hasMore: false, totalCount: 0 });
     expect((await t.call('GET', `/beneficial-owners?customerId=${encodeURIComponent(business)}`, undefined, other)).json().data).toEqual([]);
     expect((await t.call('GET', `/beneficial-owners/${o.id}`)).json()).toEqual(o);
+  });
+
+  it('an ITIN and a changed idType are masked the same way', async () => {
+    const o = await create({ personalInfo: { ...PERSONAL, idType: 'ITIN', identifier: '912-70-1234' } });
+    expect(o.personalInfo.identifier).toBe('***-**-1234');
+    const u = await t.call('PATCH', `/beneficial-owners/${o.id}`, { personalInfo: { idType: 'NON_US_TAX_ID', identifier: 'X-99 887', countryOfIssuance: 'DE' } });
+    expect(u.statusCode, u.body).toBe(200);
+    expect((u.json() as Owner).personalInfo.identifier).toBe('****9887');
+  });
+});
+
+describe(`beneficial owners in CUSTOMER.KYB_* webhooks (${STORE})`, () => {
+  it('the business in the webhook carries its owners with their masked identifier', async () => {
+    const t = await makeApp({ worker: true });
+    const receiver = await new Receiver().start();
+    try {
+      expect((await t.call('PATCH', '/config', { webhookEndpoint: receiver.url })).statusCode).toBe(200);
+      const b = await t.call('POST', '/customers', {
+        customerType: 'BUSINESS',
+        businessInfo: { legalName: 'Hooked Inc', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789', registrationNumber: 'RN-777' },
+      });
+      const customerId = b.json().id as string;
+      const owner = await t.call('POST', '/beneficial-owners', { customerId, roles: ['UBO'], ownershipPercentage: 60, personalInfo: { ...PERSONAL, identifier: '321-54-9876' } });
+      expect(owner.statusCode, owner.body).toBe(201);
+      expect((await t.call('POST', '/verifications', { customerId })).json().verificationStatus).toBe('APPROVED');
+      await waitFor(() => receiver.got.some((r) => r.json.type === 'CUSTOMER.KYB_APPROVED'));
+      const hook = receiver.got.find((r) => r.json.type === 'CUSTOMER.KYB_APPROVED')!;
+      const data = hook.json.data as { id: string; beneficialOwners: Owner[] };
+      expect(data.id).toBe(customerId);
+      expect(data.beneficialOwners).toHaveLength(1);
+      expect(data.beneficialOwners[0]!.personalInfo.identifier).toBe('***-**-9876');
+      expect(data.beneficialOwners[0]!.kycStatus).toBe('APPROVED');
+      expect(hook.body).not.toContain('321-54');
+    } finally {
+      await receiver.stop();
+      await t.close();
+    }
   });
 });

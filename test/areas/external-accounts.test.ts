@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { assertLedgerInvariants } from '../ledger-invariants.js';
+import { fund, newCustomer as newPayer, type QuoteBody } from '../money-helpers.js';
 import { checkSchema } from '../../src/kernel/validation.js';
 import { ExternalAccount as ExternalAccountSchema } from '../../src/areas/external-accounts/schemas.js';
 
@@ -140,7 +142,7 @@ const INVALID: Record<string, BadExample> = {
     errors: [{ field: 'accountInfo.bankName' }, { field: 'accountInfo.branchCode', constraint: { minLength: 5 } }, { field: 'accountInfo.accountNumber' }],
   },
   BRL_ACCOUNT: {
-    info: bankB({ pixKey: '52998224724', pixKeyType: 'CPF', taxId: '11111111111' }),
+    info: bankB({ pixKey: '5299822472X', pixKeyType: 'CPF', taxId: '529982247251' }),
     errors: [{ field: 'accountInfo.pixKey', constraint: { pattern: '^[0-9]{11}$' } }, { field: 'accountInfo.taxId', constraint: { format: 'cpf-or-cnpj' } }],
   },
   BWP_ACCOUNT: { info: bankB({ phoneNumber: '26771234567' }), errors: [{ field: 'accountInfo.phoneNumber', constraint: { pattern: '^\\+[0-9]{6,14}$' } }, { field: 'accountInfo.provider' }] },
@@ -187,7 +189,7 @@ const INVALID: Record<string, BadExample> = {
   },
   KES_ACCOUNT: { info: bankB({ phoneNumber: '+255712345678', provider: 'M-PESA' }), errors: [{ field: 'accountInfo.phoneNumber', constraint: { pattern: '^\\+254[0-9]{9}$' } }] },
   MWK_ACCOUNT: { info: bankB({ provider: 'Airtel' }), errors: [{ field: 'accountInfo.phoneNumber' }] },
-  MXN_ACCOUNT: { info: bankB({ clabeNumber: '002010077777777772' }), errors: [{ field: 'accountInfo.clabeNumber', constraint: { format: 'clabe' } }] },
+  MXN_ACCOUNT: { info: bankB({ clabeNumber: '00201007777777777A' }), errors: [{ field: 'accountInfo.clabeNumber', constraint: { pattern: '^[0-9]{18}$' } }] },
   MYR_ACCOUNT: { info: bankB({ bankName: 'Maybank', accountNumber: '114012345678' }), errors: [{ field: 'accountInfo.swiftCode' }] },
   NGN_ACCOUNT: { info: bankB({ accountNumber: '12345', bankName: 'GTBank' }), errors: [{ field: 'accountInfo.accountNumber', constraint: { minLength: 10 } }] },
   PHP_ACCOUNT: { info: bankB({ accountNumber: '12345678' }), errors: [{ field: 'accountInfo.bankName' }] },
@@ -368,10 +370,64 @@ describe(`rail checks and request validation (${STORE})`, () => {
     }
   });
 
-  it('CLABE: the 18th digit is the check digit', async () => {
-    expect((await create({ customerId, currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719', beneficiary: PERSON } })).statusCode).toBe(201);
-    const [e] = fieldErrors(await create({ customerId, currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718', beneficiary: PERSON } }));
-    expect(e).toMatchObject({ field: 'accountInfo.clabeNumber', constraint: { format: 'clabe' } });
+  it('CLABE: 18 digits; a check digit that does not verify is accepted (the reference\'s and the sample app\'s CLABEs)', async () => {
+    const mxn = (clabeNumber: string) => create({ customerId, currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber, beneficiary: PERSON } });
+    for (const clabe of ['032180000118359719', '014027000005555601', '123456789012345678', '032180000118359718']) {
+      const res = await mxn(clabe);
+      expect(res.statusCode, res.body).toBe(201);
+      expect((res.json() as Account).accountInfo.clabeNumber).toBe(clabe);
+    }
+    for (const [clabe, constraint] of [
+      ['01402700000555560', { minLength: 18 }],
+      ['0140270000055556011', { maxLength: 18 }],
+      ['01402700000555560A', { pattern: '^[0-9]{18}$' }],
+      ['014027 00000555560', { pattern: '^[0-9]{18}$' }],
+    ] as const) {
+      const errors = fieldErrors(await mxn(clabe));
+      expect(errors.map((e) => e.field)).toEqual(expect.arrayContaining(['accountInfo.clabeNumber']));
+      expect(errors.map((e) => e.constraint)).toContainEqual(expect.objectContaining(constraint));
+    }
+  });
+
+  it('CPF and CNPJ (PIX keys and taxId): 11 or 14 digits; check digits that do not verify are accepted', async () => {
+    const brl = (pixKeyType: string, pixKey: string, taxId: string) =>
+      create({ customerId, currency: 'BRL', accountInfo: { accountType: 'BRL_ACCOUNT', pixKeyType, pixKey, taxId, beneficiary: PERSON } });
+    for (const [type, key, taxId] of [
+      ['CPF', '12345678901', '12345678901'], // the vendor's sample app
+      ['CPF', '52998224725', '52998224725'],
+      ['CNPJ', '11222333000182', '11222333000182'],
+      ['CNPJ', '12345678000100', '12345678901'],
+    ] as const) {
+      const res = await brl(type, key, taxId);
+      expect(res.statusCode, res.body).toBe(201);
+      expect((res.json() as Account).accountInfo).toMatchObject({ pixKey: key, taxId });
+    }
+    const errors = fieldErrors(await brl('CPF', '1234567890', '123456789012'));
+    expect(errors.map((e) => e.field).sort()).toEqual(['accountInfo.pixKey', 'accountInfo.taxId']);
+    expect(errors.find((e) => e.field === 'accountInfo.taxId')!.constraint).toEqual({ format: 'cpf-or-cnpj' });
+    const cnpj = fieldErrors(await brl('CNPJ', '1122233300018X', '1122233300018X'));
+    expect(cnpj.map((e) => e.field).sort()).toEqual(['accountInfo.pixKey', 'accountInfo.taxId']);
+    expect([...new Set(fieldErrors(await brl('CPF', '12345678901', '1234567890')).map((e) => e.field))]).toEqual(['accountInfo.taxId']);
+  });
+
+  it('SPARK_WALLET holds BTC only, as the reference: USDC is 400 with enum [BTC]', async () => {
+    const owner = await newCustomer(t);
+    const spark = (currency: string) => create({ customerId: owner, currency, accountInfo: { accountType: 'SPARK_WALLET', address: SPARK } });
+    const ok = await spark('BTC');
+    expect(ok.statusCode, ok.body).toBe(201);
+    expect((ok.json() as Account).currency).toBe('BTC');
+    for (const currency of ['USDC', 'USDT']) {
+      expect(fieldErrors(await spark(currency))).toEqual([{ field: 'currency', message: expect.stringContaining('BTC'), constraint: { enum: ['BTC'] } }]);
+    }
+  });
+
+  it('the industry checks stay: IBAN, ABA and EIP-55 typos are still 400', async () => {
+    const iban = fieldErrors(await create({ customerId, currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001', beneficiary: PERSON } }));
+    expect(iban).toEqual([expect.objectContaining({ field: 'accountInfo.iban', constraint: { format: 'iban' } })]);
+    const aba = fieldErrors(await create({ customerId, currency: 'USD', accountInfo: { ...usd('5550009'), routingNumber: '021000022' } }));
+    expect(aba).toEqual([expect.objectContaining({ field: 'accountInfo.routingNumber', constraint: { format: 'aba-routing-number' } })]);
+    const evm = fieldErrors(await create({ customerId, currency: 'USDC', accountInfo: { accountType: 'ETHEREUM_WALLET', address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' } }));
+    expect(evm).toEqual([expect.objectContaining({ field: 'accountInfo.address', constraint: { format: 'eip55-address' } })]);
   });
 
   it('EVM addresses: any single case, EIP-55 when mixed', async () => {
@@ -654,5 +710,40 @@ describe(`platform twins, lists, tenancy and delete (${STORE})`, () => {
     const view = { authorization: basic(clientId, clientSecret) };
     expect((await t.call('GET', '/customers/external-accounts', undefined, view)).statusCode).toBe(200);
     envelope(await t.call('POST', '/customers/external-accounts', { customerId, currency: 'USD', accountInfo: usd('1') }, view), 403, 'FORBIDDEN');
+  });
+});
+
+describe(`payouts to the vendor sample app's Mexican and Brazilian accounts (${STORE})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp();
+  });
+  afterAll(async () => t.close());
+
+  it.each([
+    ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '014027000005555601' }],
+    ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '123456789012345678' }],
+    ['BRL', { accountType: 'BRL_ACCOUNT', pixKey: '12345678901', pixKeyType: 'CPF', taxId: '12345678901' }],
+  ] as const)('a USD payout to %s %o completes', async (currency, info) => {
+    const payer = await newPayer(t, ['USD']);
+    await fund(t, payer.accounts.USD!.id, 100_000);
+    const created = await t.call('POST', '/customers/external-accounts', { customerId: payer.id, currency, accountInfo: { ...info, beneficiary: PERSON } });
+    expect(created.statusCode, created.body).toBe(201);
+    const accountId = (created.json() as Account).id;
+    const res = await t.call('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: payer.accounts.USD!.id },
+      destination: { destinationType: 'ACCOUNT', accountId },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000,
+      immediatelyExecute: true,
+      senderCustomerInfo: { FULL_NAME: 'Pat Payer', BIRTH_DATE: '1990-01-15', TAX_ID: '123-45-6789', POSTAL_ADDRESS: '1 Market Street, San Francisco, CA 94105, US' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const q = res.json() as QuoteBody;
+    expect(q.receivingCurrency.code).toBe(currency);
+    expect((await t.call('POST', '/sandbox/clock/advance', { seconds: 2 })).statusCode).toBe(200);
+    const tx = (await t.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json() as { status: string };
+    expect(tx.status).toBe('COMPLETED');
+    await assertLedgerInvariants(t.store);
   });
 });

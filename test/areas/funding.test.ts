@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEvents } from '../../src/kernel/events.js';
 import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
-import { otherPlatformAuth } from '../money-helpers.js';
+import { otherPlatformAuth, TERMS } from '../money-helpers.js';
 import { Receiver } from '../webhook-receiver.js';
 
 // POST /sandbox/internal-accounts/{accountId}/fund: an immediate credit through the ledger,
@@ -26,7 +26,8 @@ describe('sandbox funding', () => {
 
   beforeAll(async () => {
     t = await makeApp();
-    const c = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Fay Funder', currencies: ['USD', 'EUR'] });
+    // With the end-user terms on file: on this (unregulated) platform a customer holds accounts only then.
+    const c = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Fay Funder', currencies: ['USD', 'EUR'], endUserTermsConsent: TERMS });
     expect(c.statusCode, c.body).toBe(201);
     customerId = (c.json() as { id: string }).id;
     const list = await accounts();

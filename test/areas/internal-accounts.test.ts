@@ -110,8 +110,11 @@ function tronOk(addr: string): boolean {
 
 // ---- Helpers -------------------------------------------------------------------------------
 
+/** The end-user terms accepted (an unregulated platform opens a customer's accounts only with them on file). */
+const TERMS = { acceptedAt: '2025-10-01T00:00:00Z', ipAddress: '203.0.113.9', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
+
 async function createCustomer(t: TestApp, body: Json = {}, headers?: Record<string, string>): Promise<Json & { id: string; currencies: string[]; createdAt: string }> {
-  const res = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Lovelace', birthDate: '1990-01-15', nationality: 'US', ...body }, headers);
+  const res = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Lovelace', birthDate: '1990-01-15', nationality: 'US', endUserTermsConsent: TERMS, ...body }, headers);
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -231,6 +234,59 @@ describe(`internal accounts (${STORE})`, () => {
       expect(after!.balance.amount).toBe(9_000);
       expect(after!.totalBalance.amount).toBe(12_550);
       expect(after!.totalBalance.currency.code).toBe('EUR');
+    });
+  });
+
+  describe('end-user terms (unregulated platforms)', () => {
+    it('no accounts until the terms are on file; the update that records them opens them', async () => {
+      const customer = await createCustomer(t, { currencies: ['USD', 'EUR'], endUserTermsConsent: undefined });
+      expect(customer.endUserTermsConsent).toBeUndefined();
+      expect(await list(t, `?customerId=${encodeURIComponent(customer.id)}`)).toEqual({ data: [], hasMore: false, totalCount: 0 });
+      // An update without the terms (even one adding a currency) opens nothing.
+      const more = await t.call('PATCH', `/customers/${customer.id}`, { customerType: 'INDIVIDUAL', currencies: ['USD', 'EUR', 'GBP'] });
+      expect(more.statusCode, more.body).toBe(200);
+      expect((await list(t, `?customerId=${customer.id}`)).totalCount).toBe(0);
+      const rows = await t.store.db.selectFrom('internal_accounts').select('id').where('customer_id', '=', customer.id).execute();
+      expect(rows).toEqual([]);
+
+      t.clock.advance(5_000);
+      const res = await t.call('PATCH', `/customers/${customer.id}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: { ...TERMS, acceptanceMethod: 'CLICK_TO_ACCEPT' } });
+      expect(res.statusCode, res.body).toBe(200);
+      const updatedAt = (res.json() as { updatedAt: string }).updatedAt;
+      const accounts = byCurrency((await list(t, `?customerId=${customer.id}`)).data);
+      expect(Object.keys(accounts).sort()).toEqual(['EUR', 'GBP', 'USD']);
+      for (const a of Object.values(accounts)) expect(a).toMatchObject({ customerId: customer.id, status: 'ACTIVE', createdAt: updatedAt, balance: { amount: 0 } });
+      // Their ledger accounts exist too (the funding below posts to them).
+      const fund = await t.call('POST', `/sandbox/internal-accounts/${encodeURIComponent(accounts.USD!.id)}/fund`, { amount: 500 });
+      expect(fund.statusCode, fund.body).toBe(200);
+      // Recording the terms again opens nothing more.
+      await t.call('PATCH', `/customers/${customer.id}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: TERMS });
+      expect((await list(t, `?customerId=${customer.id}`)).totalCount).toBe(3);
+    });
+
+    it('a business without terms has none either; with terms at create it has them at once', async () => {
+      const businessInfo = { legalName: 'Termless LLC', country: 'US', incorporatedOn: '2019-01-01', taxId: '12-3456789' };
+      const without = await t.call('POST', '/customers', { customerType: 'BUSINESS', businessInfo, currencies: ['USD'] });
+      expect(without.statusCode, without.body).toBe(201);
+      expect((await list(t, `?customerId=${encodeURIComponent((without.json() as { id: string }).id)}`)).totalCount).toBe(0);
+      const withTerms = await t.call('POST', '/customers', { customerType: 'BUSINESS', businessInfo, currencies: ['USD'], endUserTermsConsent: TERMS });
+      expect((await list(t, `?customerId=${encodeURIComponent((withTerms.json() as { id: string }).id)}`)).totalCount).toBe(1);
+    });
+
+    it('a regulated platform opens the accounts without any terms', async () => {
+      const res = await t.call('POST', '/admin/platforms', { name: 'Regulated bank', regulated: true }, ADMIN);
+      expect(res.statusCode, res.body).toBe(201);
+      const c = res.json().credentials as { clientId: string; clientSecret: string };
+      const auth = { authorization: basic(c.clientId, c.clientSecret) };
+      const customer = await createCustomer(t, { currencies: ['USD', 'EUR'], endUserTermsConsent: undefined }, auth);
+      expect(customer.endUserTermsConsent).toBeUndefined();
+      expect(Object.keys(byCurrency((await list(t, `?customerId=${customer.id}`, auth)).data)).sort()).toEqual(['EUR', 'USD']);
+    });
+
+    it('an invalid terms version opens nothing (400 END_USER_TERMS_VERSION_NOT_FOUND)', async () => {
+      const customer = await createCustomer(t, { endUserTermsConsent: undefined });
+      envelope(await t.call('PATCH', `/customers/${customer.id}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: { ...TERMS, termsVersion: 'V0' } }), 400, 'END_USER_TERMS_VERSION_NOT_FOUND');
+      expect((await list(t, `?customerId=${customer.id}`)).totalCount).toBe(0);
     });
   });
 
@@ -504,6 +560,29 @@ describe(`internal accounts backfill at start (${STORE})`, () => {
         currencies: JSON.stringify(['USD', 'USDC']),
         status: 'APPROVED',
         fields: JSON.stringify({ fullName: 'Legacy Customer' }),
+        end_user_terms_consent: JSON.stringify(TERMS),
+        contact_verification: null,
+        is_deleted: 0,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    // One without the end-user terms on file (an unregulated platform): it may hold no accounts yet.
+    const termless = 'Customer:01950000-0000-7000-8000-0000000000bb';
+    await first.store.db
+      .insertInto('customers')
+      .values({
+        id: termless,
+        platform_id: platformId,
+        customer_type: 'INDIVIDUAL',
+        platform_customer_id: 'legacy-2',
+        uma_address: '$legacy.2@example.com',
+        region: null,
+        email: null,
+        phone_number: null,
+        currencies: JSON.stringify(['USD']),
+        status: 'APPROVED',
+        fields: JSON.stringify({ fullName: 'Legacy Termless' }),
         end_user_terms_consent: null,
         contact_verification: null,
         is_deleted: 0,
@@ -523,6 +602,7 @@ describe(`internal accounts backfill at start (${STORE})`, () => {
     cleanup.unshift(() => second.close());
     const accounts = byCurrency((await list(second, `?customerId=${customerId}`)).data);
     expect(Object.keys(accounts).sort()).toEqual(['USD', 'USDC']);
+    expect((await list(second, `?customerId=${termless}`)).totalCount).toBe(0);
     expect(accounts.USDC!.type).toBe('INTERNAL_CRYPTO');
     expect(accounts.USD!.balance.amount).toBe(0);
     const platform = await platformList(second);
@@ -540,5 +620,9 @@ describe(`internal accounts backfill at start (${STORE})`, () => {
     cleanup.unshift(() => third.close());
     expect(Number((await third.store.db.selectFrom('internal_accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(before);
     expect(byCurrency((await list(third, `?customerId=${customerId}`)).data).USD!.id).toBe(accounts.USD!.id);
+    // Its terms recorded, the termless customer gets its account from the update, not from a start.
+    const patched = await third.call('PATCH', `/customers/${termless}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: TERMS });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect((await list(third, `?customerId=${termless}`)).data.map((a) => a.balance.currency.code)).toEqual(['USD']);
   });
 });

@@ -92,6 +92,76 @@ describe(`KYC links (${STORE})`, () => {
     });
   });
 
+  describe('GET /customers/kyc-link (the official client\'s getKYCLink)', () => {
+    const getLink = (query: Record<string, string>, headers?: Record<string, string>) => t.call('GET', `/customers/kyc-link?${new URLSearchParams(query).toString()}`, undefined, headers);
+
+    it('an existing customer by platformCustomerId: {customerId, kycUrl, platformCustomerId}, a single-use link to the same page', async () => {
+      const c = await customer({ platformCustomerId: 'cust-ada-1' });
+      const res = await getLink({ platformCustomerId: 'cust-ada-1', redirectUri: 'https://app.example.com/onboarding/done' });
+      expect(res.statusCode, res.body).toBe(200);
+      const l = res.json() as { customerId: string; kycUrl: string; platformCustomerId: string };
+      expect(Object.keys(l).sort()).toEqual(['customerId', 'kycUrl', 'platformCustomerId']);
+      expect(l.customerId).toBe(c.id);
+      expect(l.platformCustomerId).toBe('cust-ada-1');
+      expect(l.kycUrl).toMatch(/^http:\/\/localhost(:\d+)?\/hosted\/kyc\/[A-Za-z0-9_-]{32}$/);
+      const page = await open(l.kycUrl);
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('Ada Lovelace');
+      // Submitting it completes the verification and uses the link up, as a POST-minted one.
+      const done = await submit(l.kycUrl, form(COMPLETE, { bytes: PNG, name: 'passport.png' }));
+      expect(done.statusCode, done.body).toBe(200);
+      expect(done.body).toContain('href="https://app.example.com/onboarding/done"');
+      expect((await t.call('GET', `/customers/${c.id}`)).json().kycStatus).toBe('APPROVED');
+      expect((await open(l.kycUrl)).statusCode).not.toBe(200);
+      // Each call mints a fresh link for the same customer.
+      const again = (await getLink({ platformCustomerId: 'cust-ada-1' })).json() as { customerId: string; kycUrl: string };
+      expect(again.customerId).toBe(c.id);
+      expect(again.kycUrl).not.toBe(l.kycUrl);
+    });
+
+    it('an unknown platformCustomerId creates an UNVERIFIED INDIVIDUAL customer with that id (once)', async () => {
+      const res = await getLink({ platformCustomerId: 'brand-new-7' });
+      expect(res.statusCode, res.body).toBe(200);
+      const l = res.json() as { customerId: string; kycUrl: string; platformCustomerId: string };
+      expect(l.customerId).toMatch(/^Customer:[0-9a-f-]{36}$/);
+      const created = (await t.call('GET', `/customers/${encodeURIComponent(l.customerId)}`)).json();
+      expect(created).toMatchObject({ id: l.customerId, platformCustomerId: 'brand-new-7', customerType: 'INDIVIDUAL', kycStatus: 'UNVERIFIED', isDeleted: false });
+      expect((await open(l.kycUrl)).statusCode).toBe(200);
+      const second = (await getLink({ platformCustomerId: 'brand-new-7' })).json() as { customerId: string };
+      expect(second.customerId).toBe(l.customerId);
+      const list = (await t.call('GET', '/customers?platformCustomerId=brand-new-7')).json() as { data: unknown[] };
+      expect(list.data).toHaveLength(1);
+      // No end-user terms on this unregulated platform: no internal accounts yet.
+      expect((await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(l.customerId)}`)).json().data).toEqual([]);
+    });
+
+    it('400 without platformCustomerId or with a redirectUri that is not an http(s) URL, nothing created', async () => {
+      const e = envelope(await t.call('GET', '/customers/kyc-link'), 400, 'INVALID_INPUT');
+      expect((e.details!.errors as Array<{ field: string }>).map((x) => x.field)).toEqual(['platformCustomerId']);
+      const bad = envelope(await getLink({ platformCustomerId: 'never-made', redirectUri: 'javascript:alert(1)' }), 400, 'INVALID_INPUT');
+      expect((bad.details!.errors as Array<{ field: string }>).map((x) => x.field)).toEqual(['redirectUri']);
+      expect((await t.call('GET', '/customers?platformCustomerId=never-made')).json().data).toEqual([]);
+    });
+
+    it('409 for an EU customer whose contact channels are not verified; another platform gets its own customer', async () => {
+      const eu = await customer({ platformCustomerId: 'eu-1', region: 'FR', email: 'ada@example.fr' });
+      const e = envelope(await getLink({ platformCustomerId: 'eu-1' }), 409, 'CONFLICT');
+      expect(e.details).toMatchObject({ customerId: eu.id, unverifiedChannels: ['email'] });
+      const other = await t.call('POST', '/admin/platforms', { name: 'Other' }, { authorization: 'Bearer test-admin-key' });
+      const cred = other.json().credentials as { clientId: string; clientSecret: string };
+      const auth = { authorization: `Basic ${Buffer.from(`${cred.clientId}:${cred.clientSecret}`).toString('base64')}` };
+      const theirs = await getLink({ platformCustomerId: 'eu-1' }, auth);
+      expect(theirs.statusCode, theirs.body).toBe(200);
+      expect((theirs.json() as { customerId: string }).customerId).not.toBe(eu.id);
+    });
+
+    it('is marked as an extension in the OpenAPI document', async () => {
+      const doc = (await t.app.inject({ method: 'GET', url: '/2025-10-13/openapi.json' })).json() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+      expect(doc.paths['/customers/kyc-link']!.get!['x-extension']).toBe(true);
+      expect(doc.paths['/customers/kyc-link']!.get!.operationId).toBe('getCustomerKycLink');
+    });
+  });
+
   describe('the hosted page', () => {
     it('shows the customer’s name and what is missing, with no scripts or external assets', async () => {
       const c = await customer();

@@ -10,6 +10,7 @@ import {
   otherPlatformAuth,
   type QuoteBody,
   quoteRequest,
+  TERMS,
   type TxBody,
   usdExternal,
 } from '../money-helpers.js';
@@ -149,9 +150,17 @@ describe(`quotes (${STORE})`, () => {
     });
 
     it('403 END_USER_TERMS_NOT_ACCEPTED without terms on file (unregulated platform)', async () => {
+      // Such a customer holds no internal account yet, so it can only be the payer of a real-time funded quote.
       const c = await newCustomer(t, ['USD'], { terms: false });
+      expect(c.accounts).toEqual({});
       const dest = await usdExternal(t, c.id);
-      envelope(await quote(quoteRequest(c.accounts.USD!.id, dest, 1_000)), 403, 'END_USER_TERMS_NOT_ACCEPTED');
+      const body = { ...quoteRequest(c.accounts.USD?.id ?? '', dest, 1_000), source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: c.id } };
+      const e = envelope(await quote(body), 403, 'END_USER_TERMS_NOT_ACCEPTED');
+      expect(e.details).toEqual({ customerId: c.id });
+      // Once the terms are recorded its account opens and the same customer may send.
+      const patched = await t.call('PATCH', `/customers/${c.id}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: TERMS });
+      expect(patched.statusCode, patched.body).toBe(200);
+      expect((await quote(body)).statusCode).toBe(201);
     });
 
     it('a regulated platform needs no end-user terms on file', async () => {

@@ -14,8 +14,11 @@ import {
   isBolt12Offer,
   isBrazilianTaxId,
   isClabe,
+  isClabeShape,
   isCnpj,
+  isCnpjShape,
   isCpf,
+  isCpfShape,
   isE164,
   isLightningAddress,
   isPixKey,
@@ -28,6 +31,7 @@ import {
   toEip55,
   tronAddressOfPublicKey,
 } from '../../src/kernel/rails.js';
+import { fundingInstructions } from '../../src/sandbox/funding-instructions.js';
 import {
   bitcoinMessageDigest,
   eip191Digest,
@@ -79,6 +83,29 @@ describe('CLABE', () => {
     expect(clabeCheckDigit('03218000011835971')).toBe(9);
     expect(isClabe('032180000118359719')).toBe(true);
   });
+  it('input takes a CLABE by its form: 18 digits, whatever its check digit', () => {
+    expect(isClabe('014027000005555601')).toBe(false); // the vendor's sample app
+    expect(isClabe('123456789012345678')).toBe(false); // the reference's example
+    expect(isClabeShape('014027000005555601')).toBe(true);
+    expect(isClabeShape('123456789012345678')).toBe(true);
+    expect(isClabeShape('01402700000555560')).toBe(false);
+    expect(isClabeShape('0140270000055556012')).toBe(false);
+    expect(isClabeShape('01402700000555560A')).toBe(false);
+  });
+  it('the sandbox funding instructions still carry valid check digits (CLABE, IBAN, ABA)', () => {
+    for (let i = 0; i < 50; i++) {
+      const accountId = `InternalAccount:0190000${i}-0000-7000-8000-000000000000`;
+      const mxn = fundingInstructions({ accountId, currency: 'MXN', isPlatformAccount: false }).map((f) => f.accountOrWalletInfo);
+      expect(mxn.length).toBeGreaterThan(0);
+      for (const info of mxn) expect(isClabe(info.clabeNumber as string), String(info.clabeNumber)).toBe(true);
+      for (const info of fundingInstructions({ accountId, currency: 'EUR', isPlatformAccount: false }).map((f) => f.accountOrWalletInfo)) {
+        expect(ibanProblem(info.iban as string)).toBeUndefined();
+      }
+      for (const info of fundingInstructions({ accountId, currency: 'USD', isPlatformAccount: false }).map((f) => f.accountOrWalletInfo)) {
+        if (info.routingNumber !== undefined) expect(isAbaRoutingNumber(info.routingNumber as string)).toBe(true);
+      }
+    }
+  });
 });
 
 describe('BIC, E.164, UPI, PIX', () => {
@@ -112,6 +139,18 @@ describe('BIC, E.164, UPI, PIX', () => {
     expect(isBrazilianTaxId('112223330001')).toBe(false);
     expect(isPixKey('CPF', '52998224725')).toBe(true);
     expect(isPixKey('CNPJ', '52998224725')).toBe(false);
+    // Input takes CPF and CNPJ by their form: check digits that do not verify are accepted.
+    expect(isCpf('12345678901')).toBe(false);
+    expect(isCpfShape('12345678901')).toBe(true);
+    expect(isPixKey('CPF', '12345678901')).toBe(true);
+    expect(isBrazilianTaxId('12345678901')).toBe(true);
+    expect(isCnpjShape('11222333000182')).toBe(true);
+    expect(isPixKey('CNPJ', '11222333000182')).toBe(true);
+    expect(isBrazilianTaxId('11222333000182')).toBe(true);
+    expect(isPixKey('CPF', '1234567890')).toBe(false);
+    expect(isPixKey('CPF', '1234567890X')).toBe(false);
+    expect(isPixKey('CNPJ', '1122233300018')).toBe(false);
+    expect(isBrazilianTaxId('1234567890123')).toBe(false);
     expect(isPixKey('EMAIL', 'ana@example.com.br')).toBe(true);
     expect(isPixKey('EMAIL', 'ana')).toBe(false);
     expect(isPixKey('PHONE', '+5511987654321')).toBe(true);

@@ -37,6 +37,17 @@ export function checkIdentification(input: IdentificationInput, existing: Identi
   }
 }
 
+/**
+ * How a stored identifier is shown where the reference returns it (a beneficial owner's
+ * personalInfo.identifier): only its last 4 are kept, so the rest is masked, in the shape of
+ * the reference's example for US numbers (`***-**-6789` for SSN and ITIN), otherwise as the
+ * reference masks account identifiers (`****6789`).
+ */
+export function maskedIdentifier(idType: string | undefined, last4: string | undefined): string {
+  const tail = last4 ?? '';
+  return idType === 'SSN' || idType === 'ITIN' ? `***-**-${tail}` : `****${tail}`;
+}
+
 /** What is stored of an identifier: its last 4 letters or digits. */
 export function identifierLast4(identifier: string): string {
   return identifier.replace(/[^0-9A-Za-z]/g, '').slice(-4);

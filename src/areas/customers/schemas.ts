@@ -165,6 +165,7 @@ export const PersonalInfoView = Type.Object({
   phoneNumber: Type.Optional(Type.String()),
   address: Address,
   idType: IdentificationType,
+  identifier: Type.String({ description: 'The identification number, masked: only its last 4 characters are kept (***-**-6789 for SSN and ITIN, ****6789 otherwise)' }),
   countryOfIssuance: Type.Optional(Type.String()),
 });
 

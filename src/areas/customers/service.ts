@@ -246,7 +246,7 @@ export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, 
       }
       if (await umaAddressTaken(trx, row.uma_address)) throw apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${row.uma_address} is already taken`, { field: 'umaAddress' });
       await insertCustomer(trx, row);
-      await deps.hooks.emitCustomerCreated({ trx, platform, customerId: id, currencies: JSON.parse(row.currencies) as string[], at });
+      await deps.hooks.emitCustomerCreated({ trx, platform, customerId: id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), at });
       await emitCustomerStatus(trx, row, at);
       return customerView(trx, row);
     });
@@ -322,7 +322,14 @@ export async function updateCustomer(deps: CustomerDeps, platform: PlatformRow, 
         patch.fields = JSON.stringify(f);
       }
       await updateCustomerRow(trx, id, patch);
-      await deps.hooks.emitCustomerUpdated({ trx, platform, customerId: id, currencies: JSON.parse(patch.currencies ?? row.currencies) as string[], at });
+      await deps.hooks.emitCustomerUpdated({
+        trx,
+        platform,
+        customerId: id,
+        currencies: JSON.parse(patch.currencies ?? row.currencies) as string[],
+        endUserTermsOnFile: hasEndUserTermsOnFile({ ...row, ...patch }),
+        at,
+      });
       return customerView(trx, { ...row, ...patch });
     });
   } catch (err) {

@@ -46,6 +46,17 @@ export async function activePlatformCustomerIdTaken(db: Db, platformId: string, 
   return (await q.executeTakeFirst()) !== undefined;
 }
 
+/** The live (not deleted) customer of the platform with this platformCustomerId, if any. */
+export async function findLiveCustomerByPlatformCustomerId(db: Db, platformId: string, platformCustomerId: string): Promise<CustomerRow | undefined> {
+  return db
+    .selectFrom('customers')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('platform_customer_id', '=', platformCustomerId)
+    .where('is_deleted', '=', 0)
+    .executeTakeFirst();
+}
+
 export async function umaAddressTaken(db: Db, umaAddress: string, exceptId?: string): Promise<boolean> {
   let q = db.selectFrom('customers').select('id').where('uma_address', '=', umaAddress);
   if (exceptId) q = q.where('id', '!=', exceptId);

@@ -6,7 +6,6 @@ import {
   isBic,
   isBolt11Invoice,
   isBrazilianTaxId,
-  isClabe,
   isCountryCode,
   isE164,
   isPixKey,
@@ -21,7 +20,8 @@ import {
 import { kindOf, type KindSpec } from './account-info.js';
 
 // The rail checks JSON schema cannot express: check digits and checksums (ABA, IBAN mod 97
-// and country length, CLABE, CPF/CNPJ, EIP-55, base58check), code lists (BIC country),
+// and country length, EIP-55, base58check; CLABE, CPF and CNPJ by their form only, as the
+// hosted sandbox takes them: docs/sandbox.md), code lists (BIC country),
 // the currency each kind holds, and "one of these groups of fields" for kinds paid on
 // several rails. The body may have failed its schema (those errors are already in
 // `errors`, so one 400 lists every problem): it is read defensively, and a field the
@@ -93,10 +93,7 @@ function checkBankFields(kind: KindSpec, info: Obj, add: Add, at: (k: string) =>
     if (problem) add(at('iban'), messages[problem], { format: 'iban' });
   }
 
-  const clabe = str(info, 'clabeNumber');
-  if (clabe !== undefined && /^\d{18}$/.test(clabe) && !isClabe(clabe)) {
-    add(at('clabeNumber'), 'is not a valid CLABE: its check digit (the 18th) does not match', { format: 'clabe' });
-  }
+  // CLABE: 18 digits (the schema's pattern); its check digit is not verified (kernel/rails.ts isClabeShape).
 
   const bic = str(info, 'swiftCode');
   if (bic !== undefined && /^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/.test(bic) && !isBic(bic)) {
@@ -124,7 +121,7 @@ function checkBankFields(kind: KindSpec, info: Obj, add: Add, at: (k: string) =>
     }
     const taxId = str(info, 'taxId');
     if (taxId !== undefined && /^\d{11,14}$/.test(taxId) && !isBrazilianTaxId(taxId)) {
-      add(at('taxId'), 'must be a CPF (11 digits) or a CNPJ (14 digits) with valid check digits', { format: 'cpf-or-cnpj' });
+      add(at('taxId'), 'must be a CPF (11 digits) or a CNPJ (14 digits)', { format: 'cpf-or-cnpj' });
     }
   }
 

@@ -293,7 +293,7 @@ export const KINDS: readonly KindSpec[] = [
   { type: 'MWK_ACCOUNT', title: 'MWK Account', beneficiary: bank('MwkBeneficiary'), ...mobileMoney('MWK') },
   {
     type: 'MXN_ACCOUNT', title: 'MXN Account', currencies: ['MXN'],
-    fields: { clabeNumber: req(digits(18, 18, 'The CLABE number of the bank (18 digits, the last a check digit)')) },
+    fields: { clabeNumber: req(digits(18, 18, 'The CLABE number of the bank (18 digits; the check digit is not verified)')) },
     beneficiary: bank('MxnBeneficiary'), rails: ['SPEI'],
   },
   { type: 'MYR_ACCOUNT', title: 'MYR Account', beneficiary: bank('MyrBeneficiary'), ...asianBank('MYR', 'Malaysian') },

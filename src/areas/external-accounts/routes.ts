@@ -79,8 +79,8 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
           operationId: op('createCustomerExternalAccount', 'createPlatformExternalAccount'),
           summary: op('Add an external account for a customer', 'Add an external account for the platform'),
           description:
-            'Registers a bank account or wallet. accountInfo is validated the way its rail does (ABA, IBAN, CLABE and other check digits, ' +
-            'addresses and their checksums); every invalid field comes back in one 400. The sandbox verifies the beneficiary name by the ' +
+            'Registers a bank account or wallet. accountInfo is validated the way its rail does (ABA and IBAN check digits, ' +
+            'addresses and their checksums; CLABE, CPF and CNPJ by their form); every invalid field comes back in one 400. The sandbox verifies the beneficiary name by the ' +
             "suffix of the account's identifier (suffix 105: 400 INVALID_BANK_ACCOUNT). FIRST_PARTY self-custody wallets start " +
             'PENDING_OWNERSHIP_VERIFICATION; other accounts ACTIVE.',
           body: CreateBody,

@@ -24,7 +24,7 @@ export const incomingPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => 
         operationId: 'sandboxReceive',
         summary: 'Simulate payment send to test receiving an UMA payment',
         description:
-          'A sandbox sender (`$success.<currency>@sandbox.uma.money`, …) pays a customer of the platform. The payment arrives PENDING in the ' +
+          'A sandbox sender (`$success.<currency>@sandbox.uma.money` or `@sandbox.grid.uma.money`, …) pays a customer of the platform. The payment arrives PENDING in the ' +
           'customer\'s internal account in that currency (totalBalance) and INCOMING_PAYMENT.PENDING asks the platform to approve it; ' +
           'without a webhook endpoint it is approved at once. Permission TRANSACT.',
         body: SandboxUmaReceiveRequest,

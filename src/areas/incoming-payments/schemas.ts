@@ -7,7 +7,7 @@ import { FUND_MAX } from '../sandbox-funding/schemas.js';
 export const SandboxUmaReceiveRequest = Type.Object(
   {
     senderUmaAddress: Type.String({
-      description: 'UMA address of the sender: a sandbox sender at sandbox.uma.money (see docs/sandbox.md, "Incoming UMA payments")',
+      description: 'UMA address of the sender: a sandbox sender at sandbox.uma.money or sandbox.grid.uma.money (see docs/sandbox.md, "Incoming UMA payments")',
       examples: ['$success.usd@sandbox.uma.money'],
     }),
     receiverUmaAddress: Type.Optional(Type.String({ description: 'UMA address of the receiver, a customer of the platform (optional if customerId is provided)', examples: ['$receiver@uma.domain'] })),

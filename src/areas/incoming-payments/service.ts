@@ -11,7 +11,7 @@ import type { JobContext, JobQueue } from '../../kernel/jobs.js';
 import { checkSchema } from '../../kernel/validation.js';
 import { convertMinor, invertR, rationalToNumber, sandboxRate } from '../../sandbox/fx.js';
 import { REFUND_DELAY_MS } from '../../sandbox/payment-outcomes.js';
-import { parseUmaAddress, SANDBOX_UMA_DOMAIN, UMA_ADDRESS_PATTERN } from '../../sandbox/uma.js';
+import { isSandboxUmaDomain, parseUmaAddress, SANDBOX_UMA_DOMAINS, UMA_ADDRESS_PATTERN } from '../../sandbox/uma.js';
 import { type SandboxSender, sandboxSender, senderCounterpartyInformation, senderProfileNamed } from '../../sandbox/uma-senders.js';
 import type { PlatformCurrencyConfig } from '../config/schemas.js';
 import { findConfig } from '../config/store.js';
@@ -173,11 +173,11 @@ export function throwReceiveFieldErrors(body: unknown): void {
     if (typeof b.senderUmaAddress === 'string') {
       const sender = parseUmaAddress(b.senderUmaAddress);
       if (!sender) errors.umaAddress.push(umaAddressError('senderUmaAddress'));
-      else if (sender.domain !== SANDBOX_UMA_DOMAIN) {
+      else if (!isSandboxUmaDomain(sender.domain)) {
         errors.umaAddress.push({
           field: 'senderUmaAddress',
-          constraint: { pattern: `^\\$[A-Za-z0-9._+-]{1,64}@${SANDBOX_UMA_DOMAIN.replace(/\./g, '\\.')}$` },
-          message: `must be a sandbox sender: $<name>@${SANDBOX_UMA_DOMAIN}`,
+          constraint: { pattern: `^\\$[A-Za-z0-9._+-]{1,64}@(${SANDBOX_UMA_DOMAINS.map((d) => d.replace(/\./g, '\\.')).join('|')})$` },
+          message: `must be a sandbox sender: $<name>@${SANDBOX_UMA_DOMAINS.join(' or $<name>@')}`,
         });
       }
     }

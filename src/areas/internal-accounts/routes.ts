@@ -16,7 +16,7 @@ export const internalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
         tags,
         operationId: 'listCustomerInternalAccounts',
         summary: 'List customer internal accounts',
-        description: 'Customers’ internal accounts, newest first; opened automatically for each of a customer’s currencies.',
+        description: 'Customers’ internal accounts, newest first; opened automatically for each of a customer’s currencies (on an unregulated platform once the customer’s end-user terms consent is on file).',
         querystring: CustomerInternalAccountQuery,
         response: { 200: InternalAccountListResponse, ...errorResponses() },
       },

@@ -29,6 +29,11 @@ import {
 // Internal accounts: one holding account per currency for every customer (opened with the
 // customer, and when an update adds currencies) and for the platform itself (opened with
 // the platform, for each supported currency). Balances are read from the ledger.
+//
+// On an unregulated platform a customer's accounts exist only once its acceptance of the
+// end-user terms is on file (hosted docs, payouts-and-b2b/onboarding/disclosures.mdx): a
+// customer created without `endUserTermsConsent` has none until an update records it, and
+// that update opens them in its transaction. Regulated platforms open them at once.
 
 type Db = Kysely<DB> | Transaction<DB>;
 
@@ -83,8 +88,14 @@ export async function openPlatformAccounts(db: Db, platform: PlatformRow, at: st
   return openHoldingAccounts(db, platform.id, null, currencies, at);
 }
 
-/** Open a customer's accounts for its currencies (the customerCreated and customerUpdated hooks). */
+/** May this customer hold internal accounts? Always on a regulated platform; elsewhere once the end-user terms are on file. */
+export function customerMayHoldAccounts(platform: Pick<PlatformRow, 'regulated'>, endUserTermsOnFile: boolean): boolean {
+  return platform.regulated === 1 || endUserTermsOnFile;
+}
+
+/** Open a customer's accounts for its currencies (the customerCreated and customerUpdated hooks), once it may hold them. */
 export async function onCustomerCurrencies(e: CustomerCreatedEvent): Promise<void> {
+  if (!customerMayHoldAccounts(e.platform, e.endUserTermsOnFile)) return;
   await openHoldingAccounts(e.trx, e.platform.id, e.customerId, e.currencies, e.at);
 }
 
@@ -99,8 +110,9 @@ export function registerAccountHooks(hooks: Hooks): void {
 
 /**
  * Open the accounts of platforms and customers that have none: those that predate the
- * accounts (migration 0003) or were written around the services. One query when nothing
- * is missing. Returns the ids opened.
+ * accounts (migration 0003) or were written around the services. A customer of an
+ * unregulated platform without the end-user terms on file is not missing any (it may hold
+ * none yet). One query when nothing is missing. Returns the ids opened.
  */
 export async function backfillAccounts(store: Store, clock: Clock): Promise<string[]> {
   const owners = await ownersWithoutAccounts(store.db);
@@ -112,7 +124,7 @@ export async function backfillAccounts(store: Store, clock: Clock): Promise<stri
       const at = iso(clock.nowMs() + Number(platform.clock_offset_ms));
       if (owner.customer_id === null) return openPlatformAccounts(trx, platform, at);
       const customer = await findCustomer(trx, owner.platform_id, owner.customer_id);
-      if (!customer) return [];
+      if (!customer || !customerMayHoldAccounts(platform, customer.end_user_terms_consent !== null)) return [];
       return openHoldingAccounts(trx, owner.platform_id, customer.id, JSON.parse(customer.currencies) as string[], at);
     });
     opened.push(...ids);

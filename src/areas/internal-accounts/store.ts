@@ -73,6 +73,7 @@ export async function ownersWithoutAccounts(db: Db): Promise<Array<{ platform_id
     union all
     select c.platform_id as platform_id, c.id as customer_id from customers c
       where c.is_deleted = 0 and not exists (select 1 from internal_accounts a where a.customer_id = c.id)
+        and (c.end_user_terms_consent is not null or exists (select 1 from platforms rp where rp.id = c.platform_id and rp.regulated = 1))
   `.execute(db);
   return rows.rows;
 }

@@ -7,15 +7,15 @@ import { checkSchema } from '../../kernel/validation.js';
 import { IDENTITY_DOCUMENT_TYPES, KYC_LINK_TTL_MS, LEGAL_PRESENCE_DOCUMENT_TYPES } from '../../sandbox/verification-rules.js';
 import { unverifiedChannels } from '../contact-verification/service.js';
 import { type Customer, CustomerUpdateRequest } from '../customers/schemas.js';
-import { businessFields, customerView, individualFields, requireCustomer, updateCustomer } from '../customers/service.js';
-import { type CustomerRow, findCustomer } from '../customers/store.js';
+import { businessFields, createCustomer, customerView, individualFields, requireCustomer, updateCustomer } from '../customers/service.js';
+import { type CustomerRow, findCustomer, findLiveCustomerByPlatformCustomerId } from '../customers/store.js';
 import type { MultipartForm } from '../documents/multipart.js';
 import { uploadDocument, uploadFormErrors } from '../documents/service.js';
 import type { PlatformRow } from '../platforms/store.js';
 import { findPlatform } from '../platforms/store.js';
 import type { Verification, VerificationError } from '../verifications/schemas.js';
 import { isSettled, pendingItems, submitVerification } from '../verifications/service.js';
-import type { KycLinkCreateRequest, KycLinkResponse } from './schemas.js';
+import type { KycLinkByPlatformCustomerIdQuery, KycLinkByPlatformCustomerIdResponse, KycLinkCreateRequest, KycLinkResponse } from './schemas.js';
 import { claimKycLink, findKycLink, insertKycLink, type KycLinkRow, releaseKycLink } from './store.js';
 
 // Hosted KYC links. POST /customers/{id}/kyc-link mints a random single-use token; the
@@ -66,6 +66,35 @@ export async function createKycLink(
     created_at: now.at,
   });
   return { kycUrl: `${origin}${hostedKycPath(token)}`, expiresAt: iso(expiresMs), provider: KYC_PROVIDER, token };
+}
+
+/**
+ * GET /customers/kyc-link (the official client's getKYCLink): a hosted link for the live
+ * customer of the platform with this platformCustomerId, created first (an INDIVIDUAL with
+ * only that id, through the ordinary create) when the platform has none. The link is the one
+ * POST /customers/{customerId}/kyc-link mints: same page, single use, same expiry and checks.
+ */
+export async function kycLinkForPlatformCustomerId(
+  deps: KycLinkDeps,
+  platform: PlatformRow,
+  now: { ms: number; at: string },
+  query: KycLinkByPlatformCustomerIdQuery,
+  origin: string,
+): Promise<KycLinkByPlatformCustomerIdResponse> {
+  const find = async () => (await findLiveCustomerByPlatformCustomerId(deps.store.db, platform.id, query.platformCustomerId))?.id;
+  let customerId = await find();
+  if (customerId === undefined) {
+    try {
+      customerId = (await createCustomer(deps, platform, now.at, { customerType: 'INDIVIDUAL', platformCustomerId: query.platformCustomerId })).id;
+    } catch (err) {
+      // A concurrent request created it first (409 on the platformCustomerId): use that one.
+      const raced = err instanceof ApiError && err.status === 409 ? await find() : undefined;
+      if (raced === undefined) throw err;
+      customerId = raced;
+    }
+  }
+  const link = await createKycLink(deps, platform, now, customerId, query.redirectUri === undefined ? undefined : { redirectUri: query.redirectUri }, origin);
+  return { customerId, kycUrl: link.kycUrl, platformCustomerId: query.platformCustomerId };
 }
 
 // ---- The hosted page ----
