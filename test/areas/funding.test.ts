@@ -139,7 +139,7 @@ describe(`sandbox funding: the incoming transaction and its webhooks (${STORE})`
 
   const fund = (id: string, amount: number, headers?: Record<string, string>) => t.call('POST', `/sandbox/internal-accounts/${encodeURIComponent(id)}/fund`, { amount }, headers);
   const newCustomer = async (currencies: string[]) => {
-    const c = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Dee Positor', platformCustomerId: `ext-${Math.random().toString(36).slice(2, 9)}`, currencies });
+    const c = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Dee Positor', platformCustomerId: `ext-${Math.random().toString(36).slice(2, 9)}`, currencies, endUserTermsConsent: TERMS });
     expect(c.statusCode, c.body).toBe(201);
     const body = c.json() as { id: string; platformCustomerId: string };
     const list = await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(body.id)}`);

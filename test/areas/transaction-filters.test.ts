@@ -23,7 +23,7 @@ describe(`GET /transactions filters (${STORE})`, () => {
   let a: { id: string; usd: string; ext: string };
   let b: { id: string; usd: string; uma: string };
   /** The transactions in creation order. */
-  const tx: Record<'payout' | 'pull' | 'internal' | 'umaIn' | 'umaOut' | 'realtime', string> = {} as never;
+  const tx: Record<'fundA' | 'fundB' | 'payout' | 'pull' | 'internal' | 'umaIn' | 'umaOut' | 'realtime', string> = {} as never;
   const byId = new Map<string, Tx>();
   let created: string[];
 
@@ -72,8 +72,11 @@ describe(`GET /transactions filters (${STORE})`, () => {
     const cb = await newCustomer(t, ['USD']);
     a = { id: ca.id, usd: ca.accounts.USD!.id, ext: await usdExternal(t, ca.id) };
     b = { id: cb.id, usd: cb.accounts.USD!.id, uma: ((await t.call('GET', `/customers/${encodeURIComponent(cb.id)}`)).json() as { umaAddress: string }).umaAddress };
+    // Each sandbox funding is a deposit: a COMPLETED INCOMING transaction into the account.
     await fund(t, a.usd, 100_000);
+    tx.fundA = (await list('?limit=100')).data[0]!.id;
     await fund(t, b.usd, 100_000);
+    tx.fundB = (await list('?limit=100')).data[0]!.id;
 
     // One second apart, so the creation-time filters tell them apart too.
     const step = () => t.clock.advance(1_000);
@@ -103,7 +106,7 @@ describe(`GET /transactions filters (${STORE})`, () => {
     tx.realtime = (
       await quote({ source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: a.id }, destination: { destinationType: 'ACCOUNT', accountId: a.ext }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 6_000 })
     ).transactionId;
-    created = [tx.payout, tx.pull, tx.internal, tx.umaIn, tx.umaOut, tx.realtime];
+    created = [tx.fundA, tx.fundB, tx.payout, tx.pull, tx.internal, tx.umaIn, tx.umaOut, tx.realtime];
     for (const x of (await list('?limit=100')).data) byId.set(x.id, x);
   });
   afterAll(async () => t.close());
@@ -111,7 +114,9 @@ describe(`GET /transactions filters (${STORE})`, () => {
   const newest = (...xs: string[]) => [...xs].sort((p, q) => created.indexOf(q) - created.indexOf(p));
 
   it('the fixtures are the kinds of transaction the filters tell apart', () => {
-    expect(byId.size).toBe(6);
+    expect(byId.size).toBe(8);
+    expect(byId.get(tx.fundA)).toMatchObject({ type: 'INCOMING', status: 'COMPLETED', destination: { accountId: a.usd } });
+    expect(byId.get(tx.fundB)).toMatchObject({ type: 'INCOMING', status: 'COMPLETED', destination: { accountId: b.usd } });
     expect(byId.get(tx.payout)).toMatchObject({ type: 'OUTGOING', source: { sourceType: 'ACCOUNT', accountId: a.usd }, destination: { destinationType: 'ACCOUNT', accountId: a.ext } });
     expect(byId.get(tx.pull)).toMatchObject({ type: 'INCOMING', source: { sourceType: 'ACCOUNT', accountId: a.ext }, destination: { destinationType: 'ACCOUNT', accountId: a.usd } });
     expect(byId.get(tx.internal)).toMatchObject({ source: { accountId: a.usd }, destination: { accountId: b.usd } });
@@ -135,16 +140,16 @@ describe(`GET /transactions filters (${STORE})`, () => {
 
   it('receiverAccountIdentifier: the destination’s accountId or UMA address, or the internal account an incoming UMA payment credits', async () => {
     expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(a.ext)}`)).toEqual(newest(tx.payout, tx.realtime));
-    expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(a.usd)}`)).toEqual([tx.pull]);
-    expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(b.usd)}`)).toEqual(newest(tx.internal, tx.umaIn));
+    expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(a.usd)}`)).toEqual(newest(tx.fundA, tx.pull));
+    expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(b.usd)}`)).toEqual(newest(tx.fundB, tx.internal, tx.umaIn));
     expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(b.uma)}`)).toEqual([tx.umaIn]);
     expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(UMA_SENDER)}`)).toEqual([tx.umaOut]);
   });
 
   it('accountIdentifier: either side', async () => {
-    expect(await ids(`?accountIdentifier=${encodeURIComponent(a.usd)}`)).toEqual(newest(tx.payout, tx.pull, tx.internal));
+    expect(await ids(`?accountIdentifier=${encodeURIComponent(a.usd)}`)).toEqual(newest(tx.fundA, tx.payout, tx.pull, tx.internal));
     expect(await ids(`?accountIdentifier=${encodeURIComponent(a.ext)}`)).toEqual(newest(tx.payout, tx.pull, tx.realtime));
-    expect(await ids(`?accountIdentifier=${encodeURIComponent(b.usd)}`)).toEqual(newest(tx.internal, tx.umaIn, tx.umaOut));
+    expect(await ids(`?accountIdentifier=${encodeURIComponent(b.usd)}`)).toEqual(newest(tx.fundB, tx.internal, tx.umaIn, tx.umaOut));
     expect(await ids(`?accountIdentifier=${encodeURIComponent(UMA_SENDER)}`)).toEqual(newest(tx.umaIn, tx.umaOut));
     expect(await ids('?accountIdentifier=InternalAccount:01890000-0000-7000-8000-000000000000')).toEqual([]);
   });
@@ -158,10 +163,10 @@ describe(`GET /transactions filters (${STORE})`, () => {
   });
 
   it('combines with the other filters (all apply)', async () => {
-    expect(await ids(`?accountIdentifier=${encodeURIComponent(a.usd)}&type=INCOMING`)).toEqual([tx.pull]);
+    expect(await ids(`?accountIdentifier=${encodeURIComponent(a.usd)}&type=INCOMING`)).toEqual(newest(tx.fundA, tx.pull));
     expect(await ids(`?accountIdentifier=${encodeURIComponent(a.usd)}&type=OUTGOING`)).toEqual(newest(tx.payout, tx.internal));
     expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(a.ext)}&status=PENDING`)).toEqual([tx.realtime]);
-    expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(b.usd)}&customerId=${encodeURIComponent(b.id)}`)).toEqual([tx.umaIn]);
+    expect(await ids(`?receiverAccountIdentifier=${encodeURIComponent(b.usd)}&customerId=${encodeURIComponent(b.id)}`)).toEqual(newest(tx.fundB, tx.umaIn));
     expect(await ids(`?senderAccountIdentifier=${encodeURIComponent(a.usd)}&receiverAccountIdentifier=${encodeURIComponent(b.usd)}`)).toEqual([tx.internal]);
     expect(await ids(`?senderAccountIdentifier=${encodeURIComponent(a.usd)}&receiverAccountIdentifier=${encodeURIComponent(a.ext)}`)).toEqual([tx.payout]);
     const platformCustomerId = byId.get(tx.umaIn)!.platformCustomerId;
@@ -176,7 +181,7 @@ describe(`GET /transactions filters (${STORE})`, () => {
     expect(await ids('')).toEqual([...created].reverse());
     expect(await ids('?sortOrder=desc')).toEqual([...created].reverse());
     expect(await ids('?sortOrder=asc')).toEqual(created);
-    expect(await ids(`?accountIdentifier=${encodeURIComponent(a.usd)}&sortOrder=asc`)).toEqual([tx.payout, tx.pull, tx.internal]);
+    expect(await ids(`?accountIdentifier=${encodeURIComponent(a.usd)}&sortOrder=asc`)).toEqual([tx.fundA, tx.payout, tx.pull, tx.internal]);
   });
 
   it('cursor pages in both orders, over filtered and unfiltered lists; totalCount is the filtered count', async () => {
@@ -189,11 +194,11 @@ describe(`GET /transactions filters (${STORE})`, () => {
       expect(asc.pages).toBe(Math.ceil(created.length / limit));
     }
     const filter = `?accountIdentifier=${encodeURIComponent(b.usd)}`;
-    expect((await allPages(`${filter}&sortOrder=asc`, 1)).ids).toEqual([tx.internal, tx.umaIn, tx.umaOut]);
-    expect((await allPages(filter, 2)).ids).toEqual([tx.umaOut, tx.umaIn, tx.internal]);
+    expect((await allPages(`${filter}&sortOrder=asc`, 1)).ids).toEqual([tx.fundB, tx.internal, tx.umaIn, tx.umaOut]);
+    expect((await allPages(filter, 2)).ids).toEqual([tx.umaOut, tx.umaIn, tx.internal, tx.fundB]);
     const first = await list(`${filter}&sortOrder=asc&limit=2`);
-    expect(first).toMatchObject({ totalCount: 3, hasMore: true });
-    expect(first.data.map((x) => x.id)).toEqual([tx.internal, tx.umaIn]);
+    expect(first).toMatchObject({ totalCount: 4, hasMore: true });
+    expect(first.data.map((x) => x.id)).toEqual([tx.fundB, tx.internal]);
   });
 
   it('a PENDING quote transaction whose quote expired filters as EXPIRED, as it shows', async () => {
