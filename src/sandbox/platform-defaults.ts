@@ -33,6 +33,16 @@ export function defaultUmaDomain(platformName: string, platformId: string): stri
   return `${slug}-${suffix}.platforms.sandbox.uma.money`;
 }
 
+/**
+ * The subdomain a platform's UMA domain proxies to (`proxyUmaSubdomain` in GET /config): the
+ * domain's first label, lower-cased (`mycompany.com` → `mycompany`; a default sandbox domain
+ * → `<slug>-<last 6 characters of the platform id>`). Set with the domain, at platform
+ * creation and on each `umaDomain` change.
+ */
+export function proxyUmaSubdomainOf(umaDomain: string): string {
+  return umaDomain.toLowerCase().split('.')[0]!;
+}
+
 /** Sandbox options a platform can change through /admin. */
 export interface PlatformOptions {
   /** The dashboard option "Skip verification paperwork": the suffix decides with no documents. */

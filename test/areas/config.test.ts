@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, basic, envelope, makeApp, STORE, storeSeries, type TestApp } from '../helpers.js';
 
 // Platform configuration: GET /config and PATCH /config (black box, over HTTP).
 
@@ -451,6 +451,73 @@ describe('read-only provider fields in supportedCurrencies', () => {
       expect(usd.maxAmount).toBe(1000);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe(`proxyUmaSubdomain (${STORE})`, () => {
+  const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+
+  async function config(t: TestApp, headers?: Record<string, string>): Promise<Record<string, any>> {
+    const res = await t.call('GET', '/config', undefined, headers);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  }
+
+  it('is the first label of the UMA domain: set at platform creation and on each umaDomain change', async () => {
+    const t = await makeApp();
+    try {
+      const c = await config(t);
+      const firstLabel = (c.umaDomain as string).split('.')[0]!;
+      expect(firstLabel).toMatch(/^default-sandbox-platform-[0-9a-f]{6}$/);
+      expect(c.proxyUmaSubdomain).toBe(firstLabel);
+
+      // The hosted docs' example.
+      const res = await t.call('PATCH', '/config', { umaDomain: 'mycompany.com' });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ umaDomain: 'mycompany.com', proxyUmaSubdomain: 'mycompany' });
+      expect(await config(t)).toMatchObject({ umaDomain: 'mycompany.com', proxyUmaSubdomain: 'mycompany' });
+
+      const upper = await t.call('PATCH', '/config', { umaDomain: 'Pay.Example.COM' });
+      expect(upper.json()).toMatchObject({ umaDomain: 'pay.example.com', proxyUmaSubdomain: 'pay' });
+      // Other changes leave it alone; a refused change writes nothing.
+      expect((await t.call('PATCH', '/config', { webhookEndpoint: 'https://hooks.example.com/x' })).json().proxyUmaSubdomain).toBe('pay');
+      envelope(await t.call('PATCH', '/config', { umaDomain: 'new.example.com', webhookEndpoint: 'nope' }), 400, 'INVALID_INPUT');
+      expect((await config(t)).proxyUmaSubdomain).toBe('pay');
+
+      // A platform created through /admin gets its own.
+      const created = await t.call('POST', '/admin/platforms', { name: 'Acme Payouts' }, admin);
+      expect(created.statusCode, created.body).toBe(201);
+      const { credentials } = created.json();
+      const theirs = await config(t, { authorization: basic(credentials.clientId, credentials.clientSecret) });
+      expect(theirs.proxyUmaSubdomain).toMatch(/^acme-payouts-[0-9a-f]{6}$/);
+      expect(theirs.proxyUmaSubdomain).toBe((theirs.umaDomain as string).split('.')[0]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('is filled in for platforms that predate it, by migration 0015_onboarding', async () => {
+    const s = await storeSeries();
+    try {
+      const first = await makeApp({ testStore: await s.open() });
+      const platformId = first.running.bootstrap.platform.id;
+      const res = await first.call('PATCH', '/config', { umaDomain: 'legacy.example.org' });
+      expect(res.statusCode, res.body).toBe(200);
+      // As before the migration: no subdomain on file, and 0015 not applied yet.
+      await first.store.db.updateTable('platform_configs').set({ proxy_uma_subdomain: null }).where('platform_id', '=', platformId).execute();
+      await first.store.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0015_onboarding' as never).execute();
+      expect(await config(first)).not.toHaveProperty('proxyUmaSubdomain');
+      await first.close();
+
+      const second = await makeApp({ testStore: await s.open() });
+      try {
+        expect(await config(second)).toMatchObject({ umaDomain: 'legacy.example.org', proxyUmaSubdomain: 'legacy' });
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await s.drop();
     }
   });
 });

@@ -830,3 +830,100 @@ describe(`sandbox KYC at create (${STORE})`, () => {
     expect((await create(t, individual({ fullName: 'Still Unverified' }), p.auth)).kycStatus).toBe('UNVERIFIED');
   });
 });
+
+describe(`internal accounts of a new customer (${STORE})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp();
+  });
+  afterAll(async () => t.close());
+
+  const three = ['USD', 'EUR', 'MXN'].map((currencyCode) => ({
+    currencyCode,
+    minAmount: 100,
+    maxAmount: 1_000_000,
+    requiredCounterpartyFields: [{ name: 'FULL_NAME', mandatory: true }],
+    enabledTransactionTypes: ['OUTGOING', 'INCOMING'],
+  }));
+
+  async function accountCurrencies(id: string, headers?: Record<string, string>): Promise<string[]> {
+    const res = await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(id)}`, undefined, headers);
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json() as { data: Array<{ customerId: string; balance: { currency: { code: string } } }>; totalCount: number };
+    expect(body.data.every((a) => a.customerId === id)).toBe(true);
+    expect(body.totalCount).toBe(body.data.length);
+    return body.data.map((a) => a.balance.currency.code).sort();
+  }
+
+  // Consent is on file in every create here, so the accounts open at create on this
+  // unregulated platform (the test is about which currencies, not when).
+  it('without currencies, gets every currency configured on the platform and one account in each', async () => {
+    const p = await newPlatform(t, { name: 'Three currency platform' });
+    const res = await t.call('PATCH', '/config', { supportedCurrencies: three }, p.auth);
+    expect(res.statusCode, res.body).toBe(200);
+
+    const c = await create(t, individual({ endUserTermsConsent: { ...CONSENT } }), p.auth);
+    expect(c.currencies).toEqual(['USD', 'EUR', 'MXN']);
+    expect(await accountCurrencies(c.id, p.auth)).toEqual(['EUR', 'MXN', 'USD']);
+    const biz = await create(t, business({ endUserTermsConsent: { ...CONSENT } }), p.auth);
+    expect(biz.currencies).toEqual(['USD', 'EUR', 'MXN']);
+    expect(await accountCurrencies(biz.id, p.auth)).toEqual(['EUR', 'MXN', 'USD']);
+  });
+
+  it('the default platform: all eight of its currencies', async () => {
+    const c = await create(t, individual({ endUserTermsConsent: { ...CONSENT } }));
+    expect(c.currencies).toEqual(['USD', 'EUR', 'MXN', 'BRL', 'GBP', 'INR', 'USDC', 'BTC']);
+    expect(await accountCurrencies(c.id)).toEqual(['BRL', 'BTC', 'EUR', 'GBP', 'INR', 'MXN', 'USD', 'USDC']);
+  });
+
+  it('an explicit list wins: only the currencies named', async () => {
+    const c = await create(t, individual({ currencies: ['EUR', 'USDC'], endUserTermsConsent: { ...CONSENT } }));
+    expect(c.currencies).toEqual(['EUR', 'USDC']);
+    expect(await accountCurrencies(c.id)).toEqual(['EUR', 'USDC']);
+  });
+});
+
+describe(`UMA address username length (${STORE})`, () => {
+  let t: TestApp;
+  let domain: string;
+  beforeAll(async () => {
+    t = await makeApp();
+    domain = await umaDomainOf(t);
+  });
+  afterAll(async () => t.close());
+
+  // The username is the part before '@', '$' included: at most 64 characters.
+  const username = (length: number) => `$${'a'.repeat(length - 1)}`;
+
+  it('accepts a 64-character username on create and update', async () => {
+    const c = await create(t, individual({ umaAddress: `${username(64)}@${domain}` }));
+    expect(c.umaAddress).toBe(`${username(64)}@${domain}`);
+    const other = await create(t, individual());
+    const address = `$${'b'.repeat(63)}@${domain}`;
+    expect((await patch(t, other.id, { customerType: 'INDIVIDUAL', umaAddress: address })).umaAddress).toBe(address);
+  });
+
+  it('refuses a 65-character username with INVALID_INPUT on umaAddress, with the other invalid fields, writing nothing', async () => {
+    const before = await count(t);
+    const errors = fieldErrors(await t.call('POST', '/customers', individual({ umaAddress: `${username(65)}@${domain}`, email: 'nope' })));
+    expect(errors.map((e) => e.field).sort()).toEqual(['email', 'umaAddress']);
+    const uma = byField(errors).umaAddress!;
+    expect(uma.constraint?.pattern).toEqual(expect.any(String));
+    expect(new RegExp(uma.constraint!.pattern!).test(`${username(64)}@${domain}`)).toBe(true);
+    expect(new RegExp(uma.constraint!.pattern!).test(`${username(65)}@${domain}`)).toBe(false);
+    expect(await count(t)).toBe(before);
+
+    const c = await create(t, individual());
+    const patched = fieldErrors(await t.call('PATCH', `/customers/${c.id}`, { customerType: 'INDIVIDUAL', umaAddress: `${username(65)}@${domain}` }));
+    expect(patched.map((e) => e.field)).toEqual(['umaAddress']);
+    expect(await get(t, c.id)).toEqual(c);
+    const biz = fieldErrors(await t.call('POST', '/customers', business({ umaAddress: `${username(100)}@${domain}` })));
+    expect(biz.map((e) => e.field)).toEqual(['umaAddress']);
+    expect(await count(t)).toBe(before + 1);
+  });
+
+  it("accepts a domain other than the platform's UMA domain (not checked, see docs/decisions.md)", async () => {
+    const c = await create(t, individual({ umaAddress: '$john.sender@mycompany.com' }));
+    expect(c.umaAddress).toBe('$john.sender@mycompany.com');
+  });
+});

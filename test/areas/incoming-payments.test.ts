@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listEvents, type StoredEvent } from '../../src/kernel/events.js';
 import { verifyWebhookSignature } from '../../src/index.js';
-import { ADMIN_KEY, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { balanceOf, newCustomer, otherPlatformAuth } from '../money-helpers.js';
 import { type Received as BaseReceived, Receiver as BaseReceiver } from '../webhook-receiver.js';
@@ -513,6 +513,44 @@ describe(`incoming UMA payments (${STORE})`, () => {
     it('a currency the receiver has no internal account in is INVALID_CURRENCY', async () => {
       const e = await refused({ senderUmaAddress: SENDER, customerId: customer.id, receivingCurrencyCode: 'GBP', receivingCurrencyAmount: 100 }, 400, 'INVALID_CURRENCY');
       expect(e.details!.errors).toEqual([expect.objectContaining({ field: 'receivingCurrencyCode', constraint: { enum: ['USD', 'EUR'] } })]);
+    });
+
+    it('an unregulated platform’s customer without end-user terms on file is 403 END_USER_TERMS_NOT_ACCEPTED, before the currency check, writing nothing', async () => {
+      // Whether the account is already open (it is today) or waits for the consent, the terms are checked first.
+      const c = await newCustomer(t, ['USD'], { terms: false });
+      const umaAddress = ((await t.call('GET', `/customers/${encodeURIComponent(c.id)}`)).json() as { umaAddress: string }).umaAddress;
+      const base = { senderUmaAddress: SENDER, receivingCurrencyAmount: 100 };
+      for (const receiver of [{ customerId: c.id }, { receiverUmaAddress: umaAddress }, { receiverUmaAddress: umaAddress.toUpperCase() }]) {
+        for (const receivingCurrencyCode of ['USD', 'GBP']) {
+          const e = await refused({ ...base, ...receiver, receivingCurrencyCode }, 403, 'END_USER_TERMS_NOT_ACCEPTED');
+          expect(e.details).toEqual({ customerId: c.id });
+          expect(e.message).toContain(c.id);
+        }
+      }
+      expect(await t.store.db.selectFrom('transactions').select('id').execute()).toEqual([]);
+      expect(await t.store.db.selectFrom('ledger_entries').select('id').execute()).toEqual([]);
+      expect(await eventTypes(c.id)).toEqual([]);
+
+      // Once the consent is on file, the same request goes through.
+      const consent = { acceptedAt: '2025-10-13T11:59:00.000Z', ipAddress: '198.51.100.24', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
+      const patched = await t.call('PATCH', `/customers/${encodeURIComponent(c.id)}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: consent });
+      expect(patched.statusCode, patched.body).toBe(200);
+      const ok = await t.call('POST', '/sandbox/uma/receive', { ...base, customerId: c.id, receivingCurrencyCode: 'USD' });
+      expect(ok.statusCode, ok.body).toBe(200);
+      expect((ok.json() as Tx).status).toBe('COMPLETED');
+      const accounts = (await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(c.id)}`)).json() as { data: Array<{ id: string }> };
+      expect(await balanceOf(t, accounts.data[0]!.id)).toEqual({ available: 100, total: 100 });
+    });
+
+    it('a regulated platform’s customer needs no end-user terms to receive', async () => {
+      const res = await t.call('POST', '/admin/platforms', { name: 'Regulated receiver bank', regulated: true }, admin);
+      expect(res.statusCode, res.body).toBe(201);
+      const { credentials } = res.json() as { credentials: { clientId: string; clientSecret: string } };
+      const auth = { authorization: basic(credentials.clientId, credentials.clientSecret) };
+      const c = await newCustomer(t, ['USD'], { terms: false, headers: auth });
+      const ok = await t.call('POST', '/sandbox/uma/receive', { senderUmaAddress: SENDER, customerId: c.id, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 250 }, auth);
+      expect(ok.statusCode, ok.body).toBe(200);
+      expect((ok.json() as Tx).status).toBe('COMPLETED');
     });
 
     it('refused requests write nothing', async () => {

@@ -182,11 +182,12 @@ describe(`internal accounts (${STORE})`, () => {
       expect(accounts.BTC!.type).toBe('INTERNAL_CRYPTO');
     });
 
-    it('opens a USD account for a customer created without currencies', async () => {
+    it('opens an account in each platform currency for a customer created without currencies', async () => {
       const customer = await createCustomer(t);
-      expect(customer.currencies).toEqual(['USD']);
+      const platformCurrencies = ['USD', 'EUR', 'MXN', 'BRL', 'GBP', 'INR', 'USDC', 'BTC'];
+      expect(customer.currencies).toEqual(platformCurrencies);
       const page = await list(t, `?customerId=${customer.id}`);
-      expect(page.data.map((a) => a.balance.currency.code)).toEqual(['USD']);
+      expect(page.data.map((a) => a.balance.currency.code).sort()).toEqual([...platformCurrencies].sort());
     });
 
     it('opens the missing accounts when an update adds currencies, and keeps the existing ones', async () => {

@@ -251,6 +251,33 @@ describe(`KYC links (${STORE})`, () => {
       expect((await open(l.kycUrl)).statusCode).toBe(410);
     });
 
+    it('applies the API’s full-name rule: a single word (suffix aside) is marked invalid and keeps the link open', async () => {
+      const c = await customer({ fullName: 'Ada' });
+      const l = await link(c.id);
+      const reason = 'Full name must contain a given name and a family name';
+      const page = (await open(l.kycUrl)).body;
+      expect(page).toContain(`<strong>fullName</strong>: ${reason}`);
+      expect(page).toContain('Full name <span class="badge">invalid</span>');
+
+      // Everything else complete, and the name typed again as one word plus the sandbox suffix.
+      const res = await submit(l.kycUrl, form({ ...COMPLETE, fullName: 'Ada 001' }, { bytes: PNG, name: 'passport.png' }));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).toContain(`<strong>fullName</strong>: ${reason}`);
+      expect(res.body).not.toContain('<strong>birthDate</strong>');
+      const saved = (await t.call('GET', `/customers/${c.id}`)).json();
+      expect(saved.fullName).toBe('Ada 001');
+      expect(saved.kycStatus).toBe('UNVERIFIED');
+      const v = (await t.call('GET', `/verifications?customerId=${encodeURIComponent(c.id)}`)).json();
+      expect(v.data[0].verificationStatus).toBe('RESOLVE_ERRORS');
+      expect(v.data[0].errors).toEqual([{ resourceId: c.id, type: 'INVALID_FIELD', field: 'fullName', reason }]);
+      expect((await open(l.kycUrl)).statusCode).toBe(200);
+
+      const done = await submit(l.kycUrl, form({ fullName: 'Ada Lovelace 001' }));
+      expect(done.statusCode, done.body).toBe(200);
+      expect(done.body).toContain('PENDING_MANUAL_REVIEW');
+      expect((await t.call('GET', `/customers/${c.id}`)).json().kycStatus).toBe('PENDING');
+    });
+
     it('shows an expired page once the TTL has passed on the platform clock', async () => {
       const c = await customer();
       const l = await link(c.id);

@@ -125,7 +125,7 @@ function expectWellFormedErrors(v: Verification, resourceId: string): void {
     expect(e.resourceId).toBe(resourceId);
     expect(typeof e.reason).toBe('string');
     expect(e.reason.length).toBeGreaterThan(5);
-    if (e.type === 'MISSING_FIELD') expect(e.field).toBeTruthy();
+    if (e.type === 'MISSING_FIELD' || e.type === 'INVALID_FIELD') expect(e.field).toBeTruthy();
     else expect(e.field).toBeUndefined();
   }
 }
@@ -229,6 +229,41 @@ describe(`verifications: individuals, default unregulated flow (${STORE})`, () =
       'MISSING_IDENTITY_DOCUMENT',
     ]);
     expectWellFormedErrors(v, customer.id);
+  });
+
+  it('refuses a fullName without a given name and a family name: INVALID_FIELD on fullName, whatever the suffix', async () => {
+    const reason = 'Full name must contain a given name and a family name';
+    const alone = await createIndividual(h, { fullName: 'Jane' });
+    const v = await verify(h, alone.id);
+    expect(v.verificationStatus).toBe('RESOLVE_ERRORS');
+    expect(problems(v)).toEqual(['INVALID_FIELD fullName', ...ALL_INDIVIDUAL_MISSING]);
+    expect(v.errors[0]).toEqual({ resourceId: alone.id, type: 'INVALID_FIELD', field: 'fullName', reason });
+    expectWellFormedErrors(v, alone.id);
+
+    // Complete otherwise: the name alone keeps the submission open, and nothing is decided.
+    for (const fullName of ['Madonna', '  Cher  ', 'Jane001', 'Jane 001', 'Jane 002', '777 Jane', 'Jane - 001']) {
+      const c = await createIndividual(h, { fullName, ...IDENTITY });
+      const doc = await fileDocument(t, c.id, 'PASSPORT');
+      const r = await verify(h, c.id);
+      expect(r.verificationStatus, fullName).toBe('RESOLVE_ERRORS');
+      expect(r.errors, fullName).toEqual([{ resourceId: c.id, type: 'INVALID_FIELD', field: 'fullName', reason }]);
+      expect(await statusOf(h, c.id)).toBe('UNVERIFIED');
+      expect(await documentSubmitted(t, doc)).toBe(false);
+      expect((await listEvents(t.store.db, t.running.bootstrap.platform.id, { resourceId: c.id })).map((e) => e.type)).toEqual([]);
+    }
+
+    // Two words, the sandbox suffix on its own or attached to the family name: accepted.
+    const fixed = await createIndividual(h, { fullName: 'Jane 001', ...IDENTITY });
+    await fileDocument(t, fixed.id, 'PASSPORT');
+    expect(problems(await verify(h, fixed.id))).toEqual(['INVALID_FIELD fullName']);
+    expect((await h.call('PATCH', `/customers/${fixed.id}`, { customerType: 'INDIVIDUAL', fullName: 'Jane Doe 001' })).statusCode).toBe(200);
+    expect((await verify(h, fixed.id)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+    expect(await statusOf(h, fixed.id)).toBe('PENDING');
+    for (const [fullName, status] of [['Jane Doe001', 'PENDING_MANUAL_REVIEW'], ['José Álvarez', 'APPROVED'], ['Mary Ann Smith 002', 'REJECTED']] as const) {
+      const c = await createIndividual(h, { fullName, ...IDENTITY });
+      await fileDocument(t, c.id, 'NATIONAL_ID');
+      expect((await verify(h, c.id)).verificationStatus, fullName).toBe(status);
+    }
   });
 
   it('asks for an identity document: a business document does not count', async () => {

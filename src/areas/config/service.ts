@@ -10,6 +10,7 @@ import {
   DEFAULT_REQUIRED_COUNTERPARTY_FIELDS,
   DEFAULT_SUPPORTED_CURRENCIES,
   defaultUmaDomain,
+  proxyUmaSubdomainOf,
 } from '../../sandbox/platform-defaults.js';
 import type { PlatformRow } from '../platforms/store.js';
 import type { CardTokenization2FAConfig, EmbeddedWalletConfig, FeeConfig, PlatformConfig, PlatformConfigUpdateRequest, PlatformCurrencyConfig } from './schemas.js';
@@ -31,11 +32,12 @@ export async function insertDefaultConfig(db: Db, platform: PlatformRow, at: str
     requiredCounterpartyFields: DEFAULT_REQUIRED_COUNTERPARTY_FIELDS.map((f) => ({ ...f })),
     enabledTransactionTypes: [...DEFAULT_ENABLED_TRANSACTION_TYPES],
   }));
+  const umaDomain = defaultUmaDomain(platform.name, platform.id);
   await insertConfig(db, {
     platform_id: platform.id,
     id: newId('PlatformConfig'),
-    uma_domain: defaultUmaDomain(platform.name, platform.id),
-    proxy_uma_subdomain: null,
+    uma_domain: umaDomain,
+    proxy_uma_subdomain: proxyUmaSubdomainOf(umaDomain),
     webhook_endpoint: null,
     supported_currencies: JSON.stringify(supported),
     embedded_wallet_config: null,
@@ -146,7 +148,10 @@ export async function updatePlatformConfig(
     const row = await findConfigForUpdate(trx, platform.id, store.kind === 'postgres');
     if (!row) throw new Error(`platform ${platform.id} has no configuration row`);
     const patch: Parameters<typeof updateConfig>[2] = { updated_at: at };
-    if (body.umaDomain !== undefined) patch.uma_domain = body.umaDomain.toLowerCase();
+    if (body.umaDomain !== undefined) {
+      patch.uma_domain = body.umaDomain.toLowerCase();
+      patch.proxy_uma_subdomain = proxyUmaSubdomainOf(patch.uma_domain);
+    }
     if (body.webhookEndpoint !== undefined) patch.webhook_endpoint = body.webhookEndpoint;
     if (body.supportedCurrencies !== undefined) {
       // Keep the writable fields only: providerRequired* are the provider's, read-only.

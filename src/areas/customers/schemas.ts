@@ -107,10 +107,10 @@ export type BusinessInfo = Static<typeof BusinessInfo>;
 const commonWriteProps = {
   platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Your id for the customer; generated when absent; unique per platform' })),
   region: Type.Optional(Country('Regional identity and regulatory jurisdiction (ISO 3166-1 alpha-2)')),
-  currencies: Type.Optional(Type.Array(Type.String({ format: 'iso4217' }), { minItems: 1, uniqueItems: true, description: 'Currencies enabled for the customer' })),
+  currencies: Type.Optional(Type.Array(Type.String({ format: 'iso4217' }), { minItems: 1, uniqueItems: true, description: 'Currencies enabled for the customer; every currency configured on the platform when absent at create' })),
   email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
   phoneNumber: Type.Optional(Type.String({ format: 'e.164', description: 'Phone number in E.164 form' })),
-  umaAddress: Type.Optional(Type.String({ pattern: '^\\$[A-Za-z0-9._+-]{1,64}@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$', description: 'UMA address ($name@domain); generated when absent' })),
+  umaAddress: Type.Optional(Type.String({ pattern: '^\\$[A-Za-z0-9._+-]{1,63}@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$', description: 'UMA address ($name@domain); the username before @, $ included, is at most 64 characters; generated when absent' })),
   endUserTermsConsent: Type.Optional(EndUserTermsConsent),
 };
 

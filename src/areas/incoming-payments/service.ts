@@ -16,6 +16,7 @@ import { type SandboxSender, sandboxSender, senderCounterpartyInformation, sende
 import type { PlatformCurrencyConfig } from '../config/schemas.js';
 import { findConfig } from '../config/store.js';
 import { type CustomerRow, findCustomer, findCustomerByUmaAddress } from '../customers/store.js';
+import { hasEndUserTermsOnFile } from '../customers/service.js';
 import { emitBalanceUpdates } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
 import { ensureWorldAccount, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
@@ -254,6 +255,10 @@ export async function receiveUmaPayment(deps: IncomingDeps, platform: PlatformRo
   }
   const row = await deps.store.db.transaction().execute(async (trx) => {
     const customer = await resolveReceiver(trx, platform.id, body);
+    // An unregulated platform's customer receives nothing before their end-user terms are on file.
+    if (platform.regulated !== 1 && !hasEndUserTermsOnFile(customer)) {
+      throw apiError(403, 'END_USER_TERMS_NOT_ACCEPTED', `Customer ${customer.id} has not accepted the end-user terms`, { customerId: customer.id });
+    }
     const currency = body.receivingCurrencyCode;
     const accounts = (await holdingAccountsOf(trx, platform.id, customer.id)).filter((a) => a.status === 'ACTIVE');
     const account = accounts.find((a) => a.currency === currency);

@@ -94,9 +94,12 @@ function sentence(code: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-function fieldHtml(model: KycPageModel, input: Input, errors: FieldError[], missingFields: Set<string>): string {
+/** Fields the verification asks for, and why: absent ('missing') or present but refused ('invalid'). */
+type FieldNeeds = Map<string, 'missing' | 'invalid'>;
+
+function fieldHtml(model: KycPageModel, input: Input, errors: FieldError[], missingFields: FieldNeeds): string {
   const own = errors.filter((e) => e.field === input.name || e.field.startsWith(`${input.name}.`));
-  const need = input.missingKey !== undefined && missingFields.has(input.missingKey);
+  const need = input.missingKey !== undefined ? missingFields.get(input.missingKey) : undefined;
   const value = model.values[input.name] ?? '';
   const id = `f-${input.name.replace(/[^A-Za-z0-9]/g, '-')}`;
   const control = input.options
@@ -108,7 +111,7 @@ function fieldHtml(model: KycPageModel, input: Input, errors: FieldError[], miss
       : `<input id="${id}" type="${input.type ?? 'text'}" name="${esc(input.name)}" value="${esc(value)}"${input.placeholder ? ` placeholder="${esc(input.placeholder)}"` : ''}>`;
   const cls = [own.length > 0 ? 'bad' : '', need ? 'need' : ''].filter(Boolean).join(' ');
   return (
-    `<div${cls ? ` class="${cls}"` : ''}><label for="${id}">${esc(input.label)}${input.hint ? ` <span class="hint">${esc(input.hint)}</span>` : ''}${need ? ' <span class="badge">missing</span>' : ''}</label>` +
+    `<div${cls ? ` class="${cls}"` : ''}><label for="${id}">${esc(input.label)}${input.hint ? ` <span class="hint">${esc(input.hint)}</span>` : ''}${need ? ` <span class="badge">${need}</span>` : ''}</label>` +
     control +
     own.map((e) => `<div class="msg">${esc(e.message)}</div>`).join('') +
     `</div>`
@@ -122,7 +125,7 @@ function missingList(model: KycPageModel): string {
     `<p>Still needed:</p><ul class="missing">` +
     model.missing
       .map((m) => {
-        const what = m.type === 'MISSING_FIELD' && m.field ? `<strong>${esc(m.field)}</strong>: ` : '';
+        const what = (m.type === 'MISSING_FIELD' || m.type === 'INVALID_FIELD') && m.field ? `<strong>${esc(m.field)}</strong>: ` : '';
         const types = m.acceptedDocumentTypes?.length ? ` <span class="hint">(${esc(m.acceptedDocumentTypes.join(', '))})</span>` : '';
         return `<li>${what}${esc(m.reason)}${types}</li>`;
       })
@@ -136,7 +139,11 @@ const COUNTRY_HINT = '(two-letter code, e.g. FR)';
 /** The form: the customer's data (prefilled), the address and one document. */
 export function formPage(model: KycPageModel, opts: { errors?: FieldError[]; message?: string; notice?: string } = {}): string {
   const errors = opts.errors ?? [];
-  const missingFields = new Set(model.missing.flatMap((m) => (m.type === 'MISSING_FIELD' && m.field ? [m.field] : m.acceptedDocumentTypes ? ['document'] : [])));
+  const missingFields: FieldNeeds = new Map(
+    model.missing.flatMap((m): Array<[string, 'missing' | 'invalid']> =>
+      m.type === 'INVALID_FIELD' && m.field ? [[m.field, 'invalid']] : m.type === 'MISSING_FIELD' && m.field ? [[m.field, 'missing']] : m.acceptedDocumentTypes ? [['document', 'missing']] : [],
+    ),
+  );
   const f = (i: Input) => fieldHtml(model, i, errors, missingFields);
   const business = model.customerType === 'BUSINESS';
   const head =

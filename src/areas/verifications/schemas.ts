@@ -36,7 +36,7 @@ export const VerificationError = Type.Object(
   {
     resourceId: Type.String({ description: 'The customer or beneficial owner concerned' }),
     type: Type.Enum([...VERIFICATION_ERROR_TYPES], { description: 'Kind of problem' }),
-    field: Type.Optional(Type.String({ description: 'Dot-notation path of the missing field; present for MISSING_FIELD' })),
+    field: Type.Optional(Type.String({ description: 'Dot-notation path of the field concerned; present for MISSING_FIELD and INVALID_FIELD' })),
     acceptedDocumentTypes: Type.Optional(Type.Array(Type.String(), { description: 'Document types that satisfy the requirement; present for missing documents' })),
     reason: Type.String({ description: 'Human-readable description of the problem' }),
   },

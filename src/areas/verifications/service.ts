@@ -83,11 +83,23 @@ const BUSINESS_FIELDS: ReadonlyArray<[key: 'legalName' | 'country' | 'taxId' | '
 
 const present = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
+/**
+ * A full name names a given name and a family name: at least two words with a letter in
+ * them. A word without letters (the sandbox suffix "001") is no name, so "Jane Doe 001"
+ * passes and "Jane 001" and "Jane001" do not.
+ */
+export function hasGivenAndFamilyName(fullName: string): boolean {
+  return fullName.trim().split(/\s+/).filter((w) => /\p{L}/u.test(w)).length >= 2;
+}
+
 /** What an individual's submission lacks: personal data, and an identity document unless paperwork is skipped. */
 async function individualMissing(db: Db, platform: PlatformRow, row: CustomerRow): Promise<VerificationError[]> {
   const f = individualFields(row);
   const out: VerificationError[] = [];
   for (const [key, field, reason] of INDIVIDUAL_FIELDS) if (!present(f[key])) out.push(missingField(row.id, field, reason));
+  if (present(f.fullName) && !hasGivenAndFamilyName(f.fullName!)) {
+    out.unshift({ resourceId: row.id, type: 'INVALID_FIELD', field: 'fullName', reason: 'Full name must contain a given name and a family name' });
+  }
   if (documentsRequired(platform)) {
     const onFile = await holderDocumentTypes(db, platform.id, row.id);
     if (!onFile.some((t) => (IDENTITY_DOCUMENT_TYPES as readonly string[]).includes(t))) {

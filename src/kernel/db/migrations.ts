@@ -618,6 +618,20 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
         await db.schema.createIndex('webhook_deliveries_platform_due').on('webhook_deliveries').columns(['platform_id', 'status', 'next_attempt_ms']).execute();
       },
     },
+    '0015_onboarding': {
+      // Platforms created before proxyUmaSubdomain was set get it from their UMA domain: its
+      // first label, lower-cased (the rule of proxyUmaSubdomainOf in src/sandbox/platform-defaults.ts,
+      // written out so this entry never changes). No schema change.
+      async up(db: AnyDb) {
+        const rows = (await db.selectFrom('platform_configs').select(['platform_id', 'uma_domain']).where('proxy_uma_subdomain', 'is', null).execute()) as Array<{
+          platform_id: string;
+          uma_domain: string;
+        }>;
+        for (const r of rows) {
+          await db.updateTable('platform_configs').set({ proxy_uma_subdomain: r.uma_domain.toLowerCase().split('.')[0] }).where('platform_id', '=', r.platform_id).execute();
+        }
+      },
+    },
   };
 }
 
