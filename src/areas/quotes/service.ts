@@ -8,12 +8,11 @@ import { corridorOf, defaultRail, type PaymentRail } from '../../sandbox/corrido
 import { fundingInstructions, fundingReference } from '../../sandbox/funding-instructions.js';
 import {
   convertMinor,
-  divRound,
   type FeeSchedule,
   hasRate,
   invertR,
   minSendingFor,
-  platformFeeMinor,
+  platformFeeParts,
   rationalToNumber,
   receivingForSending,
   sandboxRate,
@@ -288,8 +287,7 @@ async function price(db: Db, platformId: string, nowMs: number, from: string, to
     throw apiError(400, 'AMOUNT_OUT_OF_RANGE', `The quote would deliver ${receiving} ${to} (smallest unit); the corridor takes ${min} to ${max}`, details);
   }
   if (sending > BigInt(Number.MAX_SAFE_INTEGER)) throw apiError(400, 'AMOUNT_OUT_OF_RANGE', 'The sending amount is larger than an amount can carry', { field: 'lockedCurrencyAmount' });
-  const fees = platformFeeMinor(sending, f);
-  const variable = f ? divRound(sending * BigInt(f.variableBps), 10_000n, 'half-up') : 0n;
+  const { total: fees, variable } = platformFeeParts(sending, f);
   const variableRate = f ? f.variableBps / 10_000 : 0;
   return {
     totalSending: Number(sending),
