@@ -580,7 +580,8 @@ describe(`payment outcomes (${STORE})`, () => {
         expect((bad.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field).sort()).toEqual(['platformFeeOverride.platformFixedFee', 'platformFeeOverride.platformVariableFeeBps']);
         const e = await newCustomer(t, ['EUR']);
         const usd = await usdExternal(t, e.id);
-        envelope(await t.call('POST', '/quotes', quoteRequest(e.accounts.EUR!.id, usd, 10_000, { platformFeeOverride: override })), 501, 'NOT_IMPLEMENTED');
+        const eurOverride = envelope(await t.call('POST', '/quotes', quoteRequest(e.accounts.EUR!.id, usd, 10_000, { platformFeeOverride: override })), 400, 'INVALID_INPUT');
+        expect((eurOverride.details as { errors: Array<{ field: string }> }).errors.map((x) => x.field)).toEqual(['platformFeeOverride']);
         await advance(1);
         await assertLedgerInvariants(t.store);
       } finally {

@@ -138,6 +138,28 @@ describe(`quotes (${STORE})`, () => {
       }
     });
 
+    it('400 INVALID_INPUT naming platformFeeOverride for a sending currency other than USD; nothing is stored', async () => {
+      const c = await newCustomer(t, ['EUR']);
+      const dest = await usdExternal(t, c.id);
+      const override = { platformFixedFee: { amount: 10, currency: 'EUR' }, platformVariableFeeBps: 10 };
+      const before = await t.store.db.selectFrom('quotes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const e = envelope(await quote(quoteRequest(c.accounts.EUR!.id, dest, 10_000, { platformFeeOverride: override })), 400, 'INVALID_INPUT');
+      expect(e.details).toEqual({
+        errors: [{ field: 'platformFeeOverride', constraint: { enum: ['USD'] }, message: 'applies only to a USD sending currency today, not EUR' }],
+      });
+      // A real-time BTC source is refused the same way.
+      const btc = envelope(
+        await quote({ source: { sourceType: 'REALTIME_FUNDING', currency: 'BTC', customerId: c.id }, destination: { destinationType: 'ACCOUNT', accountId: dest }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100_000, platformFeeOverride: override }),
+        400,
+        'INVALID_INPUT',
+      );
+      expect((btc.details as { errors: Array<{ field: string }> }).errors.map((x) => x.field)).toEqual(['platformFeeOverride']);
+      const after = await t.store.db.selectFrom('quotes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      expect(Number(after.n)).toBe(Number(before.n));
+      // Standing fee configs in another currency keep their 501.
+      envelope(await t.call('PATCH', '/config', { feeConfigs: [{ ...usdFee(10, 10), sourceCurrency: 'EUR', fixedFee: { amount: 10, currency: 'EUR' } }] }), 501, 'NOT_IMPLEMENTED');
+    });
+
     it('400 INVALID_INPUT listing every invalid field at once', async () => {
       const res = await quote({ source: { sourceType: 'ACCOUNT' }, destination: { destinationType: 'ACCOUNT', accountId: 'x' }, lockedCurrencySide: 'SIDEWAYS', lockedCurrencyAmount: 0, remittanceInformation: 'x'.repeat(81) });
       const e = envelope(res, 400, 'INVALID_INPUT');

@@ -236,14 +236,15 @@ interface Priced {
   rateDetails: OutgoingRateDetails;
 }
 
-/** The fee that applies: the override when given (USD source only: else 501), else the platform's configured one. */
+/**
+ * The fee that applies: the override when given (USD source only: else 400 INVALID_INPUT, as
+ * the hosted docs say of overrides; standing feeConfigs keep their 501), else the platform's
+ * configured one.
+ */
 async function feeFor(db: Db, platformId: string, from: string, to: string, override: PlatformFeeOverride | undefined): Promise<FeeSchedule | null> {
   if (override === undefined) return platformFee(db, platformId, from);
   if (from !== FEE_SOURCE_CURRENCY) {
-    throw apiError(501, 'NOT_IMPLEMENTED', `platformFeeOverride is supported only for a ${FEE_SOURCE_CURRENCY} source today, not ${from}`, {
-      field: 'platformFeeOverride',
-      sourceCurrency: from,
-    });
+    throw invalidInput([{ field: 'platformFeeOverride', constraint: { enum: [FEE_SOURCE_CURRENCY] }, message: `applies only to a ${FEE_SOURCE_CURRENCY} sending currency today, not ${from}` }]);
   }
   if (override.platformFixedFee.currency.toUpperCase() !== from) {
     throw invalidInput([{ field: 'platformFeeOverride.platformFixedFee.currency', constraint: { enum: [from] }, message: `must be the source currency ${from}` }]);
