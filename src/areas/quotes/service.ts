@@ -5,7 +5,7 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
 import { isIdOf, newId } from '../../kernel/ids.js';
 import { corridorOf, defaultRail, type PaymentRail } from '../../sandbox/corridors.js';
-import { fundingInstructions, fundingReference } from '../../sandbox/funding-instructions.js';
+import { fundingInstructions, fundingReference, hasInstantFunding } from '../../sandbox/funding-instructions.js';
 import {
   convertMinor,
   type FeeSchedule,
@@ -150,6 +150,10 @@ async function resolvePayer(db: Db, platform: PlatformRow, source: QuoteRequest[
     const currency = source.currency.toUpperCase();
     if (!findCurrency(currency) || !hasRate(currency)) {
       throw apiError(400, 'INVALID_CURRENCY', `The sandbox cannot take real-time funding in ${source.currency}`, { field: 'source.currency', currency: source.currency });
+    }
+    // Just-in-time funding takes instant rails only: a currency without one cannot fund a quote.
+    if (!hasInstantFunding(currency)) {
+      throw apiError(400, 'INVALID_CURRENCY', `Real-time funding needs an instant payment rail; the sandbox has none for ${currency}`, { field: 'source.currency', currency: source.currency });
     }
     // A crypto deposit names its network (required for stablecoins); fiat has none.
     const networks = findCurrency(currency)!.kind === 'CRYPTO' ? networksCarrying(currency) : [];
@@ -406,7 +410,7 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
     sourceView = { sourceType: 'REALTIME_FUNDING', currency: from };
     if (payer.customerId !== null) sourceView.customerId = payer.customerId;
     if (payer.cryptoNetwork !== undefined) sourceView.cryptoNetwork = payer.cryptoNetwork;
-    instructions = JSON.stringify(fundingInstructions({ accountId: id, currency: from, isPlatformAccount: payer.customerId === null }));
+    instructions = JSON.stringify(fundingInstructions({ accountId: id, currency: from, isPlatformAccount: payer.customerId === null, purpose: 'QUOTE' }));
   } else {
     sourceAccountId = payer.kind === 'INTERNAL' ? payer.accountId : payer.account.id;
     sourceView = { sourceType: 'ACCOUNT', accountId: sourceAccountId };
