@@ -566,6 +566,14 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
           group by platform_id, sent_currency, received_currency, substr(created_at, 1, 10)`).execute(db);
       },
     },
+    '0014_fees_settlement': {
+      // Outgoing transactions: when the payment is expected to settle, fixed when it starts
+      // from its sandbox outcome (expectedSettlementAt, settlementTimelineSeconds).
+      async up(db: AnyDb) {
+        await db.schema.alterTable('transactions').addColumn('expected_settlement_at', 'text').execute();
+        await db.schema.alterTable('transactions').addColumn('settlement_timeline_seconds', bigint).execute();
+      },
+    },
   };
 }
 
