@@ -103,14 +103,14 @@ export function apiError<S extends ErrorStatus>(
   return new ApiError(status, code, message, details);
 }
 
-/** 400 INVALID_INPUT listing every invalid field. */
-export function invalidInput(errors: FieldError[], message?: string): ApiError {
+/** 400 INVALID_INPUT listing every invalid field (`extra`: more details beside `errors`, e.g. a hint). */
+export function invalidInput(errors: FieldError[], message?: string, extra?: Record<string, unknown>): ApiError {
   // Count fields, not problems: one field can fail two checks (format and length).
   const fields = new Set(errors.map((e) => e.field));
   const text =
     message ??
     (fields.size === 1 ? `Invalid input: ${errors[0]!.field} ${errors.map((e) => e.message).join(' and ')}` : `Invalid input: ${fields.size} fields are invalid`);
-  return apiError(400, 'INVALID_INPUT', text, { errors });
+  return apiError(400, 'INVALID_INPUT', text, { errors, ...extra });
 }
 
 /** 404 for a resource that does not exist or belongs to another platform: the same answer. */
@@ -129,6 +129,8 @@ export function unauthorized(reason: string, message = 'Authentication failed'):
  */
 export class FieldErrors {
   readonly list: FieldError[] = [];
+  /** Details of the 400 besides `errors` (e.g. `hint`), set by the checks that add them. */
+  readonly details: Record<string, unknown> = {};
   add(field: string, message: string, constraint?: FieldConstraint): this {
     const e: FieldError = { field, message };
     if (constraint && Object.keys(constraint).length > 0) e.constraint = constraint;
@@ -139,6 +141,6 @@ export class FieldErrors {
     return this.list.length === 0;
   }
   throwIfAny(): void {
-    if (this.list.length > 0) throw invalidInput(this.list);
+    if (this.list.length > 0) throw invalidInput(this.list, undefined, this.details);
   }
 }

@@ -15,6 +15,15 @@ export const PAYMENT_RAILS = [
 ] as const;
 export type PaymentRail = (typeof PAYMENT_RAILS)[number];
 
+/**
+ * Rails that settle within seconds (real-time schemes, mobile money): a transaction on one
+ * reports no expectedSettlementAt unless its sandbox outcome holds it longer. The others
+ * (ACH, wire, SEPA, SWIFT, bank transfers, NEFT/RTGS, PESONet, CIPS, UnionPay) are deferred.
+ */
+export const INSTANT_RAILS: ReadonlySet<PaymentRail> = new Set<PaymentRail>([
+  'RTP', 'FEDNOW', 'SEPA_INSTANT', 'FASTER_PAYMENTS', 'PIX', 'SPEI', 'UPI', 'INSTAPAY', 'FAST', 'PAYNOW', 'BRE_B', 'MOBILE_MONEY',
+]);
+
 export const EXTERNAL_ACCOUNT_TYPES = [
   'AED_ACCOUNT', 'BDT_ACCOUNT', 'BRL_ACCOUNT', 'BWP_ACCOUNT', 'CAD_ACCOUNT', 'COP_ACCOUNT', 'DKK_ACCOUNT', 'EGP_ACCOUNT',
   'EUR_ACCOUNT', 'GBP_ACCOUNT', 'GHS_ACCOUNT', 'GTQ_ACCOUNT', 'HKD_ACCOUNT', 'HTG_ACCOUNT', 'IDR_ACCOUNT', 'INR_ACCOUNT',

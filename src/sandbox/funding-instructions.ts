@@ -11,9 +11,16 @@ import { findCurrency } from '../kernel/currencies.js';
 // the payer quotes, unique per account (stored as internal_accounts.funding_reference).
 
 export interface FundingInput {
+  /** The internal account, or the quote (purpose QUOTE) the payment is for. */
   accountId: string;
   currency: string;
   isPlatformAccount: boolean;
+  /**
+   * ACCOUNT (default): an internal account's coordinates, every rail that reaches them.
+   * QUOTE: a real-time-funded quote's, instant rails only (just-in-time funding takes no
+   * ACH, wire or other deferred rail), simulated with POST /sandbox/send.
+   */
+  purpose?: 'ACCOUNT' | 'QUOTE';
 }
 
 export type AccountOrWalletInfo = { accountType: string; reference: string } & Record<string, unknown>;
@@ -200,7 +207,46 @@ function bic(country: string): string {
 }
 
 function note(input: FundingInput, ref: string, how: string): string {
+  if (input.purpose === 'QUOTE') {
+    const body = JSON.stringify({ quoteId: input.accountId, currencyCode: input.currency });
+    return `Sandbox coordinates: no real money moves. ${how} Quote the reference ${ref} with the payment so it funds this quote. To simulate the payment, call POST /sandbox/send with ${body}.`;
+  }
   return `Sandbox coordinates: no real money moves. ${how} Quote the reference ${ref} with the payment so it is credited to this account. To simulate a deposit, call POST /sandbox/internal-accounts/${input.accountId}/fund.`;
+}
+
+/**
+ * Just-in-time funding of a quote: per fiat currency, the instant rails of its sandbox
+ * coordinates, what to tell the payer, and the fields of deferred rails to leave out.
+ * A fiat currency not listed has no instant rail in the sandbox and cannot fund a quote.
+ */
+const INSTANT_FUNDING: Readonly<Record<string, { rails: string[] | null; how: string; drop?: string[] }>> = {
+  USD: { rails: ['RTP', 'FEDNOW'], how: 'Send by RTP or FedNow (instant rails only) to the account and routing number below.' },
+  EUR: { rails: ['SEPA_INSTANT'], how: 'Send by SEPA Instant to the IBAN below.' },
+  DKK: { rails: ['SEPA_INSTANT'], how: 'Send by SEPA Instant to the IBAN below.' },
+  GBP: { rails: ['FASTER_PAYMENTS'], how: 'Send by Faster Payments to the sort code and account number below.' },
+  MXN: { rails: ['SPEI'], how: 'Send by SPEI to the CLABE below; put the reference in the concepto.' },
+  BRL: { rails: null, how: 'Pay by PIX: scan or paste the QR code payload, or send to the random PIX key below.' },
+  INR: { rails: ['UPI'], how: 'Pay by UPI to the VPA below.', drop: ['accountNumber', 'ifsc', 'bankName'] },
+};
+
+/** True when a quote can be funded just in time in this currency (an instant fiat rail, or a crypto deposit). */
+export function hasInstantFunding(code: string): boolean {
+  const currency = findCurrency(code);
+  if (!currency) return false;
+  if (currency.kind === 'CRYPTO') return cryptoInstructions({ accountId: '', currency: code, isPlatformAccount: false }, '').length > 0;
+  return INSTANT_FUNDING[code] !== undefined;
+}
+
+/** A quote's fiat coordinates: the account's, narrowed to the instant rails (none: no instructions). */
+function quoteFiat(input: FundingInput, ref: string): Array<{ notes: string; info: AccountOrWalletInfo }> {
+  const instant = INSTANT_FUNDING[input.currency];
+  if (!instant) return [];
+  return fiat(input, ref).map(({ info }) => {
+    const narrowed: AccountOrWalletInfo = { ...info };
+    for (const f of instant.drop ?? []) delete narrowed[f];
+    if (instant.rails !== null) narrowed.paymentRails = instant.rails;
+    return { notes: note(input, ref, instant.how), info: narrowed };
+  });
 }
 
 function fiat(input: FundingInput, ref: string): Array<{ notes: string; info: AccountOrWalletInfo }> {
@@ -354,8 +400,9 @@ function bitcoinAddress(id: string): string {
 function cryptoInstructions(input: FundingInput, ref: string): Array<{ notes: string; info: AccountOrWalletInfo }> {
   const id = input.accountId;
   const c = input.currency;
+  const owner = input.purpose === 'QUOTE' ? 'quote' : 'account';
   const wallet = (network: string, accountType: string, address: string, assetType?: string) => ({
-    notes: note(input, ref, `Send ${c} on ${network} to the address below; it belongs to this account only.`),
+    notes: note(input, ref, `Send ${c} on ${network} to the address below; it belongs to this ${owner} only.`),
     info: { accountType, address, ...(assetType ? { assetType } : {}), reference: ref } as AccountOrWalletInfo,
   });
   switch (c) {
@@ -370,7 +417,7 @@ function cryptoInstructions(input: FundingInput, ref: string): Array<{ notes: st
     case 'BTC':
       return [
         {
-          notes: note(input, ref, 'Send bitcoin on-chain to the native SegWit address below; it belongs to this account only.'),
+          notes: note(input, ref, `Send bitcoin on-chain to the native SegWit address below; it belongs to this ${owner} only.`),
           info: { accountType: 'BITCOIN_L1', address: bitcoinAddress(id), network: 'BITCOIN', reference: ref },
         },
       ];
@@ -379,11 +426,14 @@ function cryptoInstructions(input: FundingInput, ref: string): Array<{ notes: st
   }
 }
 
-/** The funding instructions of an internal account: deterministic, derived from its id. */
+/**
+ * The funding instructions of an internal account, or (purpose QUOTE) of a real-time-funded
+ * quote: deterministic, derived from its id.
+ */
 export function fundingInstructions(input: FundingInput): FundingInstruction[] {
   const currency = findCurrency(input.currency);
   if (!currency) return [];
   const ref = fundingReference(input.accountId);
-  const list = currency.kind === 'CRYPTO' ? cryptoInstructions(input, ref) : fiat(input, ref);
+  const list = currency.kind === 'CRYPTO' ? cryptoInstructions(input, ref) : input.purpose === 'QUOTE' ? quoteFiat(input, ref) : fiat(input, ref);
   return list.map((x) => ({ instructionsNotes: x.notes, isPlatformAccount: input.isPlatformAccount, accountOrWalletInfo: x.info }));
 }

@@ -223,14 +223,36 @@ export interface FeeSchedule {
   fixed: number;
 }
 
+/** The two parts of a platform fee, in the sending currency's smallest unit. */
+export interface FeeParts {
+  fixed: bigint;
+  variable: bigint;
+  total: bigint;
+}
+
 /**
- * The platform fee on a sending amount: fixed + variable (basis points, rounded half up).
- * None between a currency and itself (the fee type is cross-currency) or without a schedule.
+ * The parts of the platform fee on a sending amount. The fixed fee is taken first and the
+ * variable rate applies to what remains (the hosted docs' "Assessing fees": the sending
+ * amount net of all fixed fees; the sandbox has no fixed fee of its own):
+ * `variable = round_half_up((s − fixed) × bps / 10,000)`, 0 when the fixed fee is the
+ * whole amount or more. None without a schedule.
+ */
+export function platformFeeParts(sendingMinor: bigint | number, fee: FeeSchedule | null | undefined): FeeParts {
+  if (!fee) return { fixed: 0n, variable: 0n, total: 0n };
+  const s = toBig(sendingMinor);
+  const fixed = BigInt(fee.fixed);
+  const base = s > fixed ? s - fixed : 0n;
+  const variable = divRound(base * BigInt(fee.variableBps), 10_000n, 'half-up');
+  return { fixed, variable, total: fixed + variable };
+}
+
+/**
+ * The platform fee on a sending amount: fixed + variable, the variable part on the amount
+ * net of the fixed fee (platformFeeParts). None between a currency and itself (the fee type
+ * is cross-currency: callers pass no schedule) or without a schedule.
  */
 export function platformFeeMinor(sendingMinor: bigint | number, fee: FeeSchedule | null | undefined): bigint {
-  if (!fee) return 0n;
-  const s = toBig(sendingMinor);
-  return BigInt(fee.fixed) + divRound(s * BigInt(fee.variableBps), 10_000n, 'half-up');
+  return platformFeeParts(sendingMinor, fee).total;
 }
 
 /** What a sending amount delivers: fees come off first, the rest converts, rounded down. */
@@ -250,7 +272,12 @@ export function receivingForSending(
 /** Upper limit of the searches below: past it a bound is "unresolvable". */
 const SEARCH_LIMIT = 1n << 96n;
 
-/** Exact comparison of net(s) × rate against a receiving amount: sign of net·m − target. */
+/**
+ * Exact comparison of net(s) × rate against a receiving amount: sign of net·m − target.
+ * net(s) = s − fee(s) never decreases as s grows (0 up to the fixed fee; past it, with
+ * t = s − fixed, t − round(t × bps / 10,000) grows by 0 or 1 per unit for bps ≤ 10,000),
+ * so the searches below may bisect on it.
+ */
 function compareDelivered(s: bigint, m: Rational, targetMinor: bigint, fee: FeeSchedule | null | undefined): number {
   const fees = platformFeeMinor(s, fee);
   const net = s > fees ? s - fees : 0n;

@@ -1,3 +1,5 @@
+import { iso } from '../kernel/clock.js';
+import { INSTANT_RAILS, type PaymentRail } from './corridors.js';
 import { type AccountInfoLike, sandboxSuffix } from './identifiers.js';
 import type { UmaBehaviour } from './uma.js';
 
@@ -167,4 +169,30 @@ const BY_NAME = new Map<string, PaymentOutcome>(
 /** The outcome a transaction stored when it started (unknown names read as SUCCEED). */
 export function outcomeNamed(name: string | null | undefined): PaymentOutcome {
   return (name ? BY_NAME.get(name) : undefined) ?? SUCCEED;
+}
+
+/** When an outgoing payment is expected to settle, as it starts (see settlementExpectation). */
+export interface SettlementExpectation {
+  /** ISO on the platform clock; null when it settles at once on an instant rail (or with no rail). */
+  expectedSettlementAt: string | null;
+  /** Seconds from the quote's creation to the expected settlement (rounded up). */
+  settlementTimelineSeconds: number;
+}
+
+/**
+ * The expected settlement of an outgoing payment starting at `startMs` (platform clock) whose
+ * quote was created at `createdMs`: the sandbox outcome's own timing, the step that ends its
+ * flight (completion, or the failure that replaces it) `settleAfterMs` after the start.
+ * `expectedSettlementAt` is null, as the reference says of instant rails, when the payment
+ * settles at the ordinary step on an instant rail or with no external rail (UMA, internal
+ * accounts); a deferred rail, or an outcome that holds the payment longer (003: 6 minutes,
+ * 005 pull/payout: 30 s, `$pending.long`: 1 hour), gives the time.
+ */
+export function settlementExpectation(outcome: PaymentOutcome, rail: string | null, startMs: number, createdMs: number): SettlementExpectation {
+  const atMs = startMs + outcome.settleAfterMs;
+  const immediate = (rail === null || INSTANT_RAILS.has(rail as PaymentRail)) && outcome.settleAfterMs <= PAYMENT_SETTLE_DELAY_MS;
+  return {
+    expectedSettlementAt: immediate ? null : iso(atMs),
+    settlementTimelineSeconds: Math.max(0, Math.ceil((atMs - createdMs) / 1000)),
+  };
 }

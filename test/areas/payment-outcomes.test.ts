@@ -446,6 +446,44 @@ describe(`payment outcomes (${STORE})`, () => {
       await assertLedgerInvariants(t.store);
     });
 
+    it("a real-time quote's instructions list only the currency's instant rails and point to POST /sandbox/send", async () => {
+      type Instr = { instructionsNotes: string; accountOrWalletInfo: Record<string, unknown> };
+      const { c, ext, q } = await rtQuote();
+      const instr = q.paymentInstructions as unknown as Instr[];
+      expect(instr).toHaveLength(1);
+      expect(instr[0]!.accountOrWalletInfo).toMatchObject({ accountType: 'USD_ACCOUNT', paymentRails: ['RTP', 'FEDNOW'] });
+      expect(JSON.stringify(instr)).not.toMatch(/ACH|WIRE|\/fund/);
+      const sendBody = JSON.stringify({ quoteId: q.id, currencyCode: 'USD' });
+      expect(instr[0]!.instructionsNotes).toContain(`To simulate the payment, call POST /sandbox/send with ${sendBody}.`);
+      // An internal account's own instructions keep every rail.
+      const acct = await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(c.id)}`);
+      const accountRails = (acct.json() as { data: Array<{ fundingPaymentInstructions: Instr[] }> }).data[0]!.fundingPaymentInstructions[0]!.accountOrWalletInfo.paymentRails;
+      expect(accountRails).toEqual(['ACH', 'WIRE', 'RTP', 'FEDNOW']);
+      // The note's call works as written.
+      const sent = await send(JSON.parse(/with (\{.*\})\.$/.exec(instr[0]!.instructionsNotes)![1]!));
+      expect(sent.statusCode, sent.body).toBe(200);
+
+      const rt = async (currency: string) =>
+        t.call('POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency, customerId: c.id }, destination: { destinationType: 'ACCOUNT', accountId: ext }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 500_000 });
+      const eur = await rt('EUR');
+      expect(eur.statusCode, eur.body).toBe(201);
+      const eurInstr = (eur.json() as { paymentInstructions: Instr[] }).paymentInstructions;
+      expect(eurInstr.map((i) => i.accountOrWalletInfo.paymentRails)).toEqual([['SEPA_INSTANT']]);
+      const inr = await rt('INR');
+      expect(inr.statusCode, inr.body).toBe(201);
+      const inrInfo = (inr.json() as { paymentInstructions: Instr[] }).paymentInstructions[0]!.accountOrWalletInfo;
+      expect(inrInfo.paymentRails).toEqual(['UPI']);
+      expect(inrInfo.vpa).toMatch(/@psbx$/);
+      expect(Object.keys(inrInfo).filter((k) => ['accountNumber', 'ifsc', 'bankName'].includes(k))).toEqual([]);
+      // A currency whose sandbox coordinates have no instant rail cannot fund a quote just in time.
+      for (const currency of ['CAD', 'JPY']) {
+        const refused = envelope(await rt(currency), 400, 'INVALID_CURRENCY');
+        expect(refused.details).toEqual({ field: 'source.currency', currency });
+      }
+      await advance(1);
+      await assertLedgerInvariants(t.store);
+    });
+
     it('a crypto deposit names its network (required for stablecoins) and reports its on-chain funding leg', async () => {
       const c = await newCustomer(t, ['USD']);
       const ext = await usdExternal(t, c.id);
@@ -585,7 +623,8 @@ describe(`payment outcomes (${STORE})`, () => {
         expect((bad.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field).sort()).toEqual(['platformFeeOverride.platformFixedFee', 'platformFeeOverride.platformVariableFeeBps']);
         const e = await newCustomer(t, ['EUR']);
         const usd = await usdExternal(t, e.id);
-        envelope(await t.call('POST', '/quotes', quoteRequest(e.accounts.EUR!.id, usd, 10_000, { platformFeeOverride: override })), 501, 'NOT_IMPLEMENTED');
+        const eurOverride = envelope(await t.call('POST', '/quotes', quoteRequest(e.accounts.EUR!.id, usd, 10_000, { platformFeeOverride: override })), 400, 'INVALID_INPUT');
+        expect((eurOverride.details as { errors: Array<{ field: string }> }).errors.map((x) => x.field)).toEqual(['platformFeeOverride']);
         await advance(1);
         await assertLedgerInvariants(t.store);
       } finally {

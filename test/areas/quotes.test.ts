@@ -128,6 +128,64 @@ describe(`quotes (${STORE})`, () => {
       }
     });
 
+    it('charges the variable platform fee on the sending amount net of the fixed fee, the same in quotes, lookups and GET /exchange-rates', async () => {
+      const patched = await t.call('PATCH', '/config', { feeConfigs: [usdFee(100, 5_000)] });
+      expect(patched.statusCode, patched.body).toBe(200);
+      try {
+        const c = await newCustomer(t, ['USD']);
+        const dest = await eurExternal(t, c.id);
+        // $1,000.00 with 100 bps + $50.00: 5,000 + 1 % of (100,000 − 5,000) = 5,950 (on the gross amount: 6,000).
+        const q = await created(quoteRequest(c.accounts.USD!.id, dest, 100_000));
+        expect([q.totalSendingAmount, q.feesIncluded, q.platformFeesIncluded]).toEqual([100_000, 5_950, 5_950]);
+        expect(q.rateDetails).toMatchObject({ gridApiFixedFee: 5_000, gridApiVariableFeeRate: 0.01, gridApiVariableFeeAmount: 950, gridApiMultiplier: 0.99 });
+        // What is left after the fee converts: floor(94,050 × 0.92 × 0.995).
+        expect(q.totalReceivingAmount).toBe(86_093);
+
+        const rates = await t.call('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&sendingAmount=100000');
+        expect(rates.statusCode, rates.body).toBe(200);
+        const rate = (rates.json() as { data: Array<{ receivingAmount: number; fees: { fixed: number; total: number } }> }).data[0]!;
+        expect(rate.fees).toEqual({ fixed: 5_000, total: 5_950 });
+        expect(rate.receivingAmount).toBe(86_093);
+
+        // Locked on the receiving side: the smallest sending amount that delivers it, with the same fee formula.
+        const r = await created(quoteRequest(c.accounts.USD!.id, dest, 86_093, { lockedCurrencySide: 'RECEIVING' }));
+        expect(r.totalReceivingAmount).toBe(86_093);
+        // 100,000 leaves 94,050 → 86,093.37; 99,999 leaves 94,049 → 86,092.45 (the gross formula would need about 100,051).
+        expect(r.totalSendingAmount).toBe(100_000);
+        expect(r.feesIncluded).toBe(5_950);
+        expect(r.rateDetails.gridApiVariableFeeAmount).toBe(950);
+
+        // The docs' worked example: $10.00 with 30 bps + $0.50 → 53 cents.
+        await t.call('PATCH', '/config', { feeConfigs: [usdFee(30, 50)] });
+        const small = await created(quoteRequest(c.accounts.USD!.id, dest, 1_000));
+        expect([small.feesIncluded, small.platformFeesIncluded, small.rateDetails.gridApiVariableFeeAmount]).toEqual([53, 53, 3]);
+      } finally {
+        await t.call('PATCH', '/config', { feeConfigs: [usdFee(0, 0)] });
+      }
+    });
+
+    it('400 INVALID_INPUT naming platformFeeOverride for a sending currency other than USD; nothing is stored', async () => {
+      const c = await newCustomer(t, ['EUR']);
+      const dest = await usdExternal(t, c.id);
+      const override = { platformFixedFee: { amount: 10, currency: 'EUR' }, platformVariableFeeBps: 10 };
+      const before = await t.store.db.selectFrom('quotes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const e = envelope(await quote(quoteRequest(c.accounts.EUR!.id, dest, 10_000, { platformFeeOverride: override })), 400, 'INVALID_INPUT');
+      expect(e.details).toEqual({
+        errors: [{ field: 'platformFeeOverride', constraint: { enum: ['USD'] }, message: 'applies only to a USD sending currency today, not EUR' }],
+      });
+      // A real-time BTC source is refused the same way.
+      const btc = envelope(
+        await quote({ source: { sourceType: 'REALTIME_FUNDING', currency: 'BTC', customerId: c.id }, destination: { destinationType: 'ACCOUNT', accountId: dest }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100_000, platformFeeOverride: override }),
+        400,
+        'INVALID_INPUT',
+      );
+      expect((btc.details as { errors: Array<{ field: string }> }).errors.map((x) => x.field)).toEqual(['platformFeeOverride']);
+      const after = await t.store.db.selectFrom('quotes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      expect(Number(after.n)).toBe(Number(before.n));
+      // Standing fee configs in another currency keep their 501.
+      envelope(await t.call('PATCH', '/config', { feeConfigs: [{ ...usdFee(10, 10), sourceCurrency: 'EUR', fixedFee: { amount: 10, currency: 'EUR' } }] }), 501, 'NOT_IMPLEMENTED');
+    });
+
     it('400 INVALID_INPUT listing every invalid field at once', async () => {
       const res = await quote({ source: { sourceType: 'ACCOUNT' }, destination: { destinationType: 'ACCOUNT', accountId: 'x' }, lockedCurrencySide: 'SIDEWAYS', lockedCurrencyAmount: 0, remittanceInformation: 'x'.repeat(81) });
       const e = envelope(res, 400, 'INVALID_INPUT');

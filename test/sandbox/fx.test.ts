@@ -14,6 +14,7 @@ import {
   minSendingFor,
   parseRational,
   platformFeeMinor,
+  platformFeeParts,
   RATE_CACHE_TTL_MS,
   rational,
   rationalToNumber,
@@ -173,11 +174,24 @@ describe('convertMinor across decimals', () => {
 describe('platform fees and receiving amounts', () => {
   const fee: FeeSchedule = { variableBps: 100, fixed: 30 };
 
-  it('charges fixed + variable (half up), nothing without a schedule', () => {
-    expect(platformFeeMinor(10_000, fee)).toBe(130n);
-    expect(platformFeeMinor(150, fee)).toBe(32n); // 1.5 → 2
-    expect(platformFeeMinor(149, fee)).toBe(31n); // 1.49 → 1
+  it('charges fixed + variable (half up) on the amount net of the fixed fee, nothing without a schedule', () => {
+    expect(platformFeeMinor(10_000, fee)).toBe(130n); // 30 + 1 % of 9,970 = 99.7 → 100
+    expect(platformFeeMinor(180, fee)).toBe(32n); // 30 + 1 % of 150 = 1.5 → 2
+    expect(platformFeeMinor(179, fee)).toBe(31n); // 30 + 1 % of 149 = 1.49 → 1
+    expect(platformFeeMinor(150, fee)).toBe(31n); // on the gross amount it would be 30 + 1.5 → 32
     expect(platformFeeMinor(10_000, null)).toBe(0n);
+  });
+
+  it('applies the variable rate after the fixed fee (hosted docs, "Assessing fees")', () => {
+    // The docs' worked example: $10.00, 30 bps + $0.50 → (1000 − 50) × 0.003 = 2.85 → 3, + 50.
+    expect(platformFeeParts(1_000, { variableBps: 30, fixed: 50 })).toEqual({ fixed: 50n, variable: 3n, total: 53n });
+    // $1,000.00 with 100 bps + $50.00: (100,000 − 5,000) × 0.01 = 950 (the gross amount would give 1,000).
+    expect(platformFeeParts(100_000, { variableBps: 100, fixed: 5_000 })).toEqual({ fixed: 5_000n, variable: 950n, total: 5_950n });
+    expect(platformFeeMinor(100_000, { variableBps: 100, fixed: 5_000 })).toBe(5_950n);
+    // A fixed fee of the whole amount or more leaves no base for the variable part.
+    expect(platformFeeParts(40, { variableBps: 100, fixed: 50 })).toEqual({ fixed: 50n, variable: 0n, total: 50n });
+    expect(platformFeeParts(50, { variableBps: 100, fixed: 50 })).toEqual({ fixed: 50n, variable: 0n, total: 50n });
+    expect(platformFeeParts(5_000, null)).toEqual({ fixed: 0n, variable: 0n, total: 0n });
   });
 
   it('takes fees off before converting, rounding the delivery down', () => {
@@ -226,7 +240,7 @@ describe('sending bounds', () => {
     const eur = sandboxRate('USD', 'EUR').exact;
     const fee: FeeSchedule = { variableBps: 100, fixed: 50 };
     const min = minSendingFor(100, 'USD', 'EUR', eur, fee)!;
-    expect(min).toBe(162n); // fee(162) = 52, 110 × 0.9154 = 100.69 ≥ 100; fee(161) = 52, 109 × 0.9154 < 100
+    expect(min).toBe(161n); // fee(161) = 50 + 1 % of 111 → 51, 110 × 0.9154 = 100.69 ≥ 100; fee(160) = 51, 109 × 0.9154 < 100
     expect(receivingForSending(min, 'USD', 'EUR', eur, fee).receiving).toBeGreaterThanOrEqual(100n);
     expect(receivingForSending(min - 1n, 'USD', 'EUR', eur, fee).receiving).toBeLessThan(100n);
     const max = maxSendingFor(10_000_000, 'USD', 'EUR', eur, fee)!;

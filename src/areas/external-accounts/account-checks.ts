@@ -59,18 +59,32 @@ export function checkAccountBody(body: unknown, errors: FieldErrors, ctx: CheckC
     add('currency', `must be a currency of a ${kind.type}: ${kind.currencies.join(', ')}`, { enum: [...kind.currencies] });
   }
 
-  checkBankFields(kind, info, add, at);
+  const checkDigits = () => hintCheckDigits(errors);
+  checkBankFields(kind, info, add, at, checkDigits);
   checkRailGroups(kind, info, add, at);
-  checkWallet(kind, info, body, add, at, ctx);
+  checkWallet(kind, info, body, add, at, ctx, checkDigits);
 }
 
 type Add = (field: string, message: string, constraint?: FieldConstraint) => void;
 
-function checkBankFields(kind: KindSpec, info: Obj, add: Add, at: (k: string) => string): void {
+/**
+ * `details.hint` of a 400 whose identifier fails its check digits (IBAN mod 97, ABA routing
+ * number, EIP-55): the sandbox keeps those checks, so an identifier made up to carry a
+ * magic suffix needs valid check digits; docs/sandbox.md lists one for each suffix.
+ */
+export const CHECK_DIGIT_HINT =
+  'Sandbox magic suffixes (the last 3 digits of the identifier) need an identifier with valid check digits: see docs/sandbox.md, "Ready-to-use identifiers", for one ending in each suffix';
+
+function hintCheckDigits(errors: FieldErrors): void {
+  errors.details.hint = CHECK_DIGIT_HINT;
+}
+
+function checkBankFields(kind: KindSpec, info: Obj, add: Add, at: (k: string) => string, checkDigits: () => void): void {
   for (const f of ['routingNumber', 'intermediaryRoutingNumber']) {
     const v = str(info, f);
     if (v !== undefined && /^\d{9}$/.test(v) && !isAbaRoutingNumber(v)) {
       add(at(f), 'is not a valid ABA routing number: its check digit does not match, or it has no Federal Reserve routing prefix', { format: 'aba-routing-number' });
+      checkDigits();
     }
   }
   if (kind.type === 'USD_ACCOUNT') {
@@ -91,6 +105,7 @@ function checkBankFields(kind: KindSpec, info: Obj, add: Add, at: (k: string) =>
       checksum: 'is not a valid IBAN: its check digits do not match (ISO 7064 mod 97)',
     };
     if (problem) add(at('iban'), messages[problem], { format: 'iban' });
+    if (problem === 'checksum') checkDigits();
   }
 
   // CLABE: 18 digits (the schema's pattern); its check digit is not verified (kernel/rails.ts isClabeShape).
@@ -179,7 +194,7 @@ function checkCnyBusiness(kind: KindSpec, info: Obj, add: Add, at: (k: string) =
   }
 }
 
-function checkWallet(kind: KindSpec, info: Obj, body: Obj, add: Add, at: (k: string) => string, ctx: CheckContext): void {
+function checkWallet(kind: KindSpec, info: Obj, body: Obj, add: Add, at: (k: string) => string, ctx: CheckContext, checkDigits: () => void): void {
   if (!WALLET_TYPES.has(kind.type)) return;
   const address = str(info, 'address');
   if (address !== undefined) {
@@ -194,7 +209,10 @@ function checkWallet(kind: KindSpec, info: Obj, body: Obj, add: Add, at: (k: str
         if (/^spark[a-z]*1/.test(address) && !isSparkAddress(address)) add(at('address'), 'is not a Spark address: it does not carry a valid identity public key', { format: 'spark-address' });
         break;
       default:
-        if (evmAddressProblem(address) === 'checksum') add(at('address'), 'is not a valid mixed-case address: its EIP-55 checksum does not match (send it in one case, or checksummed)', { format: 'eip55-address' });
+        if (evmAddressProblem(address) === 'checksum') {
+          add(at('address'), 'is not a valid mixed-case address: its EIP-55 checksum does not match (send it in one case, or checksummed)', { format: 'eip55-address' });
+          checkDigits();
+        }
     }
   }
   if (!ctx.regulated) return;

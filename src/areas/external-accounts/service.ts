@@ -133,7 +133,7 @@ export async function rejectCreateBody(
   const errors = new FieldErrors();
   errors.list.push(...schemaErrors);
   await checkCreate(deps.store.db, platform, owner, body, errors);
-  throw invalidInput(errors.list);
+  throw invalidInput(errors.list, undefined, errors.details);
 }
 
 /** Keep only the fields a schema declares (unknown fields are accepted on input but never stored). */

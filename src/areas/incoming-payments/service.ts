@@ -309,6 +309,8 @@ export async function receiveUmaPayment(deps: IncomingDeps, platform: PlatformRo
       receipt_delivery_confirmed_at: null,
       rail_selection_mode: null,
       payment_instructions: null,
+      expected_settlement_at: null,
+      settlement_timeline_seconds: null,
       outcome: sender.profile.name,
       requested_receiver_fields: sender.profile.requestedReceiverFields ? JSON.stringify(sender.profile.requestedReceiverFields) : null,
       receiver_customer_info: null,

@@ -5,15 +5,14 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
 import { isIdOf, newId } from '../../kernel/ids.js';
 import { corridorOf, defaultRail, type PaymentRail } from '../../sandbox/corridors.js';
-import { fundingInstructions, fundingReference } from '../../sandbox/funding-instructions.js';
+import { fundingInstructions, fundingReference, hasInstantFunding } from '../../sandbox/funding-instructions.js';
 import {
   convertMinor,
-  divRound,
   type FeeSchedule,
   hasRate,
   invertR,
   minSendingFor,
-  platformFeeMinor,
+  platformFeeParts,
   rationalToNumber,
   receivingForSending,
   sandboxRate,
@@ -153,6 +152,10 @@ async function resolvePayer(db: Db, platform: PlatformRow, source: QuoteRequest[
     if (!findCurrency(currency) || !hasRate(currency)) {
       throw apiError(400, 'INVALID_CURRENCY', `The sandbox cannot take real-time funding in ${source.currency}`, { field: 'source.currency', currency: source.currency });
     }
+    // Just-in-time funding takes instant rails only: a currency without one cannot fund a quote.
+    if (!hasInstantFunding(currency)) {
+      throw apiError(400, 'INVALID_CURRENCY', `Real-time funding needs an instant payment rail; the sandbox has none for ${currency}`, { field: 'source.currency', currency: source.currency });
+    }
     // A crypto deposit names its network (required for stablecoins); fiat has none.
     const networks = findCurrency(currency)!.kind === 'CRYPTO' ? networksCarrying(currency) : [];
     const network = source.cryptoNetwork?.toUpperCase();
@@ -238,14 +241,15 @@ interface Priced {
   rateDetails: OutgoingRateDetails;
 }
 
-/** The fee that applies: the override when given (USD source only: else 501), else the platform's configured one. */
+/**
+ * The fee that applies: the override when given (USD source only: else 400 INVALID_INPUT, as
+ * the hosted docs say of overrides; standing feeConfigs keep their 501), else the platform's
+ * configured one.
+ */
 async function feeFor(db: Db, platformId: string, from: string, to: string, override: PlatformFeeOverride | undefined): Promise<FeeSchedule | null> {
   if (override === undefined) return platformFee(db, platformId, from);
   if (from !== FEE_SOURCE_CURRENCY) {
-    throw apiError(501, 'NOT_IMPLEMENTED', `platformFeeOverride is supported only for a ${FEE_SOURCE_CURRENCY} source today, not ${from}`, {
-      field: 'platformFeeOverride',
-      sourceCurrency: from,
-    });
+    throw invalidInput([{ field: 'platformFeeOverride', constraint: { enum: [FEE_SOURCE_CURRENCY] }, message: `applies only to a ${FEE_SOURCE_CURRENCY} sending currency today, not ${from}` }]);
   }
   if (override.platformFixedFee.currency.toUpperCase() !== from) {
     throw invalidInput([{ field: 'platformFeeOverride.platformFixedFee.currency', constraint: { enum: [from] }, message: `must be the source currency ${from}` }]);
@@ -289,8 +293,7 @@ async function price(db: Db, platformId: string, nowMs: number, from: string, to
     throw apiError(400, 'AMOUNT_OUT_OF_RANGE', `The quote would deliver ${receiving} ${to} (smallest unit); the corridor takes ${min} to ${max}`, details);
   }
   if (sending > BigInt(Number.MAX_SAFE_INTEGER)) throw apiError(400, 'AMOUNT_OUT_OF_RANGE', 'The sending amount is larger than an amount can carry', { field: 'lockedCurrencyAmount' });
-  const fees = platformFeeMinor(sending, f);
-  const variable = f ? divRound(sending * BigInt(f.variableBps), 10_000n, 'half-up') : 0n;
+  const { total: fees, variable } = platformFeeParts(sending, f);
   const variableRate = f ? f.variableBps / 10_000 : 0;
   return {
     totalSending: Number(sending),
@@ -408,7 +411,7 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
     sourceView = { sourceType: 'REALTIME_FUNDING', currency: from };
     if (payer.customerId !== null) sourceView.customerId = payer.customerId;
     if (payer.cryptoNetwork !== undefined) sourceView.cryptoNetwork = payer.cryptoNetwork;
-    instructions = JSON.stringify(fundingInstructions({ accountId: id, currency: from, isPlatformAccount: payer.customerId === null }));
+    instructions = JSON.stringify(fundingInstructions({ accountId: id, currency: from, isPlatformAccount: payer.customerId === null, purpose: 'QUOTE' }));
   } else {
     sourceAccountId = payer.kind === 'INTERNAL' ? payer.accountId : payer.account.id;
     sourceView = { sourceType: 'ACCOUNT', accountId: sourceAccountId };

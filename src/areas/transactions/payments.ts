@@ -6,7 +6,7 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
 import { emitEvent } from '../../kernel/events.js';
 import type { JobContext, JobQueue } from '../../kernel/jobs.js';
-import { outcomeNamed, type PaymentOutcome, REFUND_DELAY_MS } from '../../sandbox/payment-outcomes.js';
+import { outcomeNamed, type PaymentOutcome, REFUND_DELAY_MS, settlementExpectation } from '../../sandbox/payment-outcomes.js';
 import { emitBalanceUpdates, openHoldingAccounts } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
 import { ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
@@ -48,7 +48,10 @@ export interface PaymentDeps {
 export type Flow = 'QUOTE_PAYOUT' | 'UMA_PAYOUT' | 'TRANSFER_OUT' | 'INTERNAL_TRANSFER' | 'PULL';
 
 /** A payment to start: the transaction row as it will be stored (status and ledger fields are set here). */
-export type NewPayment = Omit<TransactionRow, 'status' | 'hold_entry_id' | 'failure_reason' | 'settled_at' | 'outcome' | 'refund' | 'pending_reason' | 'flow'> & {
+export type NewPayment = Omit<
+  TransactionRow,
+  'status' | 'hold_entry_id' | 'failure_reason' | 'settled_at' | 'outcome' | 'refund' | 'pending_reason' | 'flow' | 'expected_settlement_at' | 'settlement_timeline_seconds'
+> & {
   flow: Flow;
   /** Money arrives from outside into the platform's clearing account (REALTIME_FUNDING). */
   realtimeFunded?: boolean;
@@ -135,7 +138,19 @@ async function setQuoteStatus(trx: Trx, row: TransactionRow, to: 'PROCESSING' | 
 export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, expiresAtMs: number, now: Now, executesNow: boolean): Promise<TransactionRow> {
   const { flow, realtimeFunded, ...fields } = input;
   void realtimeFunded;
-  const row: TransactionRow = { ...fields, flow, status: 'PENDING', hold_entry_id: null, failure_reason: null, settled_at: null, outcome: null, refund: null, pending_reason: null };
+  const row: TransactionRow = {
+    ...fields,
+    flow,
+    status: 'PENDING',
+    hold_entry_id: null,
+    failure_reason: null,
+    settled_at: null,
+    outcome: null,
+    refund: null,
+    pending_reason: null,
+    expected_settlement_at: null,
+    settlement_timeline_seconds: null,
+  };
   await insertTransaction(trx, row);
   if (row.type === 'OUTGOING') await emitTx(trx, row, 'PENDING', now.at);
   if (!executesNow) await schedule(trx, deps, row, 'EXPIRE', expiresAtMs + 1, now.at);
@@ -171,6 +186,8 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
     outcome: outcome.name,
     refund: null,
     pending_reason: outcome.pendingReason ?? null,
+    expected_settlement_at: null,
+    settlement_timeline_seconds: null,
   };
 
   if (outcome.failsAtStart) {
@@ -219,8 +236,18 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
     }
     throw err;
   }
-  await updateTransaction(trx, row.platform_id, row.id, { hold_entry_id: entry.id });
   row.hold_entry_id = entry.id;
+  if (!incoming) {
+    // Its expected settlement, from the outcome's timing and the quote's creation (created_at, kept by writeStarted).
+    const expected = settlementExpectation(outcome, row.payment_rail, now.ms, Date.parse(row.created_at));
+    row.expected_settlement_at = expected.expectedSettlementAt;
+    row.settlement_timeline_seconds = expected.settlementTimelineSeconds;
+  }
+  await updateTransaction(trx, row.platform_id, row.id, {
+    hold_entry_id: entry.id,
+    expected_settlement_at: row.expected_settlement_at,
+    settlement_timeline_seconds: row.settlement_timeline_seconds,
+  });
   await setQuoteStatus(trx, row, 'PROCESSING', now.at);
   await emitTx(trx, row, incoming ? 'PENDING' : 'PROCESSING', now.at);
   await schedule(trx, deps, row, 'SETTLE', now.ms + outcome.settleAfterMs, now.at);

@@ -162,6 +162,14 @@ export const OutgoingTransaction = Type.Object(
     failureReason: Type.Optional(OutgoingTransactionFailureReason),
     paymentRail: Type.Union([PaymentRail, Type.Null()]),
     railSelectionMode: Type.Optional(Type.Union([Type.Enum(['AUTO', 'MANUAL']), Type.Null()])),
+    expectedSettlementAt: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'When the payment is expected to settle at the beneficiary; null on an instant rail (settlement is immediate) and before the payment starts',
+      }),
+    ),
+    settlementTimelineSeconds: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Expected seconds from the quote’s creation to settlement; null while not known' }),
+    ),
   },
   { title: 'OutgoingTransaction' },
 );

@@ -71,5 +71,7 @@ export function transactionView(row: TransactionRow, nowMs?: number): AnyTransac
   if (row.payment_instructions !== null) v.paymentInstructions = parse(row.payment_instructions)!;
   if (row.failure_reason !== null) v.failureReason = row.failure_reason as OutgoingTransaction['failureReason'];
   if (row.rail_selection_mode !== null) v.railSelectionMode = row.rail_selection_mode as 'AUTO' | 'MANUAL';
+  v.expectedSettlementAt = row.expected_settlement_at ?? null;
+  v.settlementTimelineSeconds = row.settlement_timeline_seconds === null || row.settlement_timeline_seconds === undefined ? null : Number(row.settlement_timeline_seconds);
   return v;
 }

@@ -632,6 +632,14 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
         }
       },
     },
+    '0014_fees_settlement': {
+      // Outgoing transactions: when the payment is expected to settle, fixed when it starts
+      // from its sandbox outcome (expectedSettlementAt, settlementTimelineSeconds).
+      async up(db: AnyDb) {
+        await db.schema.alterTable('transactions').addColumn('expected_settlement_at', 'text').execute();
+        await db.schema.alterTable('transactions').addColumn('settlement_timeline_seconds', bigint).execute();
+      },
+    },
   };
 }
 

@@ -456,6 +456,10 @@ export interface TransactionsTable {
   approval_deadline_ms: number | null;
   /** A quote's transaction not started yet: when it expires with its quote (platform clock, ms). */
   expires_at_ms: number | null;
+  /** Outgoing, once started: when it is expected to settle (ISO, platform clock); null on an instant rail settling at once, or not known yet. */
+  expected_settlement_at: string | null;
+  /** Outgoing, once started: seconds from the quote's creation to the expected settlement; null while not known. */
+  settlement_timeline_seconds: number | null;
 }
 
 /**
