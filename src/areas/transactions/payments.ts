@@ -9,7 +9,8 @@ import type { JobContext, JobQueue } from '../../kernel/jobs.js';
 import { outcomeNamed, type PaymentOutcome, REFUND_DELAY_MS } from '../../sandbox/payment-outcomes.js';
 import { emitBalanceUpdates, openHoldingAccounts } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
-import { ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
+import { findCurrency } from '../../kernel/currencies.js';
+import { ensureClearingAccount, ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
 import { updateQuoteStatus } from '../quotes/store.js';
 import type { Refund } from './schemas.js';
 import { findTransaction, insertTransaction, type TransactionRow, updateTransaction } from './store.js';
@@ -21,11 +22,14 @@ import { transactionView } from './views.js';
 //
 // OUTGOING (QUOTE_PAYOUT, UMA_PAYOUT, TRANSFER_OUT, INTERNAL_TRANSFER):
 //   start    HOLD      payer.available −total, payer.held +total
-//            (real-time funding: FUNDING_HOLD world −total, clearing.held +total)
+//            (real-time funding: FUNDING_HOLD world −total, clearing.held +total; crypto
+//            real-time funding: DEPOSIT world −total, payer.available +total, then the HOLD,
+//            the payer being the payer's internal account in the asset)
 //   settle   CAPTURE   payer.held −total, world +(total − fee), platform +fee
 //                      (to an internal account: world(recv) −received, account +received)
 //   fail     → refund PENDING; REFUND job: RELEASE payer.held −total, payer.available +total
-//            (real-time funding: back to the sender, world +total); or the refund fails
+//            (fiat real-time funding: back to the sender, world +total; crypto real-time
+//            funding: into the payer's internal account in the asset); or the refund fails
 //            and the money stays held
 //   return   RETURN    world −(total − fee), platform −fee, payer.held +total; then refund
 // INCOMING pull (PULL): start PULL_PENDING world −received, account.pending +received;
@@ -45,12 +49,17 @@ export interface PaymentDeps {
   jobs: JobQueue;
 }
 
-export type Flow = 'QUOTE_PAYOUT' | 'UMA_PAYOUT' | 'TRANSFER_OUT' | 'INTERNAL_TRANSFER' | 'PULL';
+export type Flow = 'QUOTE_PAYOUT' | 'UMA_PAYOUT' | 'TRANSFER_OUT' | 'INTERNAL_TRANSFER' | 'PULL' | 'UMA_DEPOSIT';
 
 /** A payment to start: the transaction row as it will be stored (status and ledger fields are set here). */
 export type NewPayment = Omit<TransactionRow, 'status' | 'hold_entry_id' | 'failure_reason' | 'settled_at' | 'outcome' | 'refund' | 'pending_reason' | 'flow'> & {
   flow: Flow;
-  /** Money arrives from outside into the platform's clearing account (REALTIME_FUNDING). */
+  /**
+   * Money arrives from outside for this payment (REALTIME_FUNDING): into the platform's
+   * clearing account (`hold_account_id` a clearing account), or, crypto, deposited into the
+   * payer's internal account in the asset and held there (`hold_account_id` that account:
+   * realtimeHoldAccount).
+   */
   realtimeFunded?: boolean;
 };
 
@@ -79,6 +88,21 @@ async function post(trx: Trx, deps: Pick<PaymentDeps, 'store'>, row: Transaction
   });
   await emitBalanceUpdates(trx, row.platform_id, internalAccountsOf(entry), at);
   return entry;
+}
+
+/**
+ * The account a real-time funded payment's money is held in: for a crypto sending currency
+ * (USDC, USDT, BTC, …) the payer's internal account in that asset — the customer's, or the
+ * platform's own for a platform quote — opened when missing, so the deposit shows on it and a
+ * refund stays there; for fiat the platform's clearing account (a refund goes back to the
+ * sender's instrument).
+ */
+export async function realtimeHoldAccount(trx: Trx, platformId: string, customerId: string | null, currency: string, at: string): Promise<string> {
+  if (findCurrency(currency)?.kind !== 'CRYPTO') return ensureClearingAccount(trx, platformId, currency, at);
+  await openHoldingAccounts(trx, platformId, customerId, [currency], at);
+  const row = (await holdingAccountsOf(trx, platformId, customerId)).find((a) => a.currency === currency);
+  if (!row) throw new Error(`${customerId ?? platformId} has no ${currency} account`);
+  return row.id;
 }
 
 /** The platform's own holding account in a currency (opened when missing): platform fees land here. */
@@ -194,13 +218,22 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
         { accountId: world, currency: row.received_currency!, amount: -Number(row.received_amount) },
         { accountId: row.destination_account_id!, currency: row.received_currency!, amount: Number(row.received_amount), bucket: 'pending' },
       ]);
-    } else if (realtimeFunded) {
+    } else if (realtimeFunded && !row.hold_account_id!.startsWith('InternalAccount:')) {
       const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
       entry = await post(trx, deps, row, 'FUNDING_HOLD', now.at, [
         { accountId: world, currency: row.sent_currency, amount: -total },
         { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total, bucket: 'held' },
       ]);
     } else {
+      if (realtimeFunded) {
+        // A crypto deposit lands in the payer's internal account in the asset (its own
+        // INTERNAL_ACCOUNT.BALANCE_UPDATED), then is held for the payment like a prefunded one.
+        const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+        await post(trx, deps, row, 'DEPOSIT', now.at, [
+          { accountId: world, currency: row.sent_currency, amount: -total },
+          { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total },
+        ]);
+      }
       entry = await post(trx, deps, row, 'HOLD', now.at, [
         { accountId: row.hold_account_id!, currency: row.sent_currency, amount: -total },
         { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total, bucket: 'held' },
@@ -300,7 +333,11 @@ async function fail(trx: Trx, deps: PaymentDeps, row: TransactionRow, outcome: P
   return done;
 }
 
-/** Where a payment's refund goes: the payer's available balance, or back to the outside sender. */
+/**
+ * Where a payment's refund goes: the payer's available balance (a prefunded payment, and a
+ * crypto real-time funded one: its deposit passed through the payer's internal account in
+ * the asset), or back to the outside sender (fiat real-time funding, held in clearing).
+ */
 async function refundPostings(trx: Trx, row: TransactionRow, at: string): Promise<Posting[]> {
   const total = Number(row.sent_amount);
   const currency = row.sent_currency;
