@@ -309,7 +309,7 @@ async function price(db: Db, platformId: string, nowMs: number, from: string, to
 }
 
 /** An amount of a currency in US cents at the sandbox mid rate (for the ownership threshold). */
-function usdCents(amount: number, currency: string): bigint {
+export function usdCents(amount: number, currency: string): bigint {
   if (currency === 'USD') return BigInt(amount);
   if (!hasRate(currency)) return 0n;
   return convertMinor(amount, currency, 'USD', sandboxRate(currency, 'USD').mid, 'floor');

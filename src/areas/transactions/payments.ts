@@ -6,7 +6,8 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
 import { emitEvent } from '../../kernel/events.js';
 import type { JobContext, JobQueue } from '../../kernel/jobs.js';
-import { outcomeNamed, type PaymentOutcome, REFUND_DELAY_MS } from '../../sandbox/payment-outcomes.js';
+import type { AccountInfoLike } from '../../sandbox/identifiers.js';
+import { outcomeNamed, type PaymentOutcome, pullPayoutOutcome, REFUND_DELAY_MS } from '../../sandbox/payment-outcomes.js';
 import { emitBalanceUpdates, openHoldingAccounts } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
 import { findCurrency } from '../../kernel/currencies.js';
@@ -20,7 +21,8 @@ import { transactionView } from './views.js';
 // started (src/sandbox/payment-outcomes.ts), as ledger entries and durable jobs on the
 // platform clock (docs/ledger.md has the entries of every flow).
 //
-// OUTGOING (QUOTE_PAYOUT, UMA_PAYOUT, TRANSFER_OUT, INTERNAL_TRANSFER):
+// OUTGOING (QUOTE_PAYOUT, UMA_PAYOUT, TRANSFER_OUT, INTERNAL_TRANSFER, UMA_DEPOSIT: an
+// approved incoming UMA payment paid on to the customer's default UMA deposit account):
 //   start    HOLD      payer.available −total, payer.held +total
 //            (real-time funding: FUNDING_HOLD world −total, clearing.held +total; crypto
 //            real-time funding: DEPOSIT world −total, payer.available +total, then the HOLD,
@@ -258,6 +260,71 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
   await emitTx(trx, row, incoming ? 'PENDING' : 'PROCESSING', now.at);
   await schedule(trx, deps, row, 'SETTLE', now.ms + outcome.settleAfterMs, now.at);
   return row;
+}
+
+/** A payout the service starts on its own (no quote): same currency, from an internal account to an external one. */
+export interface OnwardPayout {
+  id: string;
+  platformId: string;
+  customerId: string;
+  platformCustomerId: string;
+  /** The paying internal account (held, then captured; a failure refunds it). */
+  fromAccountId: string;
+  to: { id: string; accountInfo: AccountInfoLike & { paymentRails?: unknown } };
+  currency: string;
+  amount: number;
+  description: string;
+  /** reconciliationInstructions.reference shown on the payout. */
+  reference: string;
+}
+
+/**
+ * Start an onward payout inside the caller's transaction, exactly as a transfer-out: the
+ * transaction is announced (OUTGOING_PAYMENT.PENDING), then started (the money held on the
+ * paying account, OUTGOING_PAYMENT.PROCESSING), its outcome drawn from the destination's
+ * suffix in the transfers/payouts table (002/003 fail at once: nothing moves). Flow UMA_DEPOSIT.
+ */
+export async function startOnwardPayout(trx: Trx, deps: PaymentDeps, p: OnwardPayout, now: Now): Promise<TransactionRow> {
+  const rails = Array.isArray(p.to.accountInfo.paymentRails) ? (p.to.accountInfo.paymentRails as unknown[]) : [];
+  const input: NewPayment = {
+    flow: 'UMA_DEPOSIT',
+    id: p.id,
+    platform_id: p.platformId,
+    customer_id: p.customerId,
+    platform_customer_id: p.platformCustomerId,
+    type: 'OUTGOING',
+    direction: 'DEBIT',
+    quote_id: null,
+    source: JSON.stringify({ sourceType: 'ACCOUNT', accountId: p.fromAccountId, currency: p.currency }),
+    source_account_id: p.fromAccountId,
+    destination: JSON.stringify({ destinationType: 'ACCOUNT', accountId: p.to.id, currency: p.currency }),
+    destination_account_id: p.to.id,
+    sent_amount: p.amount,
+    sent_currency: p.currency,
+    received_amount: p.amount,
+    received_currency: p.currency,
+    fees: 0,
+    platform_fees: 0,
+    exchange_rate: null,
+    rate_details: null,
+    payment_rail: typeof rails[0] === 'string' ? rails[0] : null,
+    description: p.description,
+    created_at: now.at,
+    updated_at: now.at,
+    counterparty_information: null,
+    reconciliation: JSON.stringify({ reference: p.reference }),
+    receipt_delivery_confirmed_at: null,
+    rail_selection_mode: null,
+    payment_instructions: null,
+    requested_receiver_fields: null,
+    receiver_customer_info: null,
+    agent_id: null,
+    hold_account_id: p.fromAccountId,
+    approval_deadline_ms: null,
+    expires_at_ms: null,
+  };
+  await createPendingPayment(trx, deps, input, now.ms, now, true);
+  return startPayment(trx, deps, input, pullPayoutOutcome(p.to.accountInfo), now);
 }
 
 // ---- Steps ----------------------------------------------------------------------------
