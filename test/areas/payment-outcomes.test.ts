@@ -555,6 +555,20 @@ describe(`payment outcomes (${STORE})`, () => {
       await assertLedgerInvariants(t.store);
     });
 
+    it('crypto, another amount than the quote’s: the payment fails at once (FUNDING_AMOUNT_MISMATCH) and what arrived stays in the USDC account', async () => {
+      const c = await newCustomer(t, ['USD']);
+      const q = await usdcQuote('789', c.id);
+      const res = await send({ quoteId: q.id, currencyCode: 'USDC', currencyAmount: 19_000_000 });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'FAILED', failureReason: 'FUNDING_AMOUNT_MISMATCH' });
+      expect((res.json() as Tx).refund).toBeUndefined();
+      const usdc = (await accountsOf(c.id)).find((a) => a.balance.currency.code === 'USDC')!;
+      expect(await balanceOf(t, usdc.id)).toEqual({ available: 19_000_000, total: 19_000_000 });
+      expect(await balanceEvents(usdc.id)).toEqual([['INTERNAL_ACCOUNT.BALANCE_UPDATED', 19_000_000, 19_000_000]]);
+      expect(await eventsOf(q.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.FAILED']);
+      await assertLedgerInvariants(t.store);
+    });
+
     it('crypto, a platform quote (no customerId): the refund lands in the platform’s own USDC account', async () => {
       const c = await newCustomer(t, ['USD']);
       const ext = await usdExternal(t, c.id, '555555004');

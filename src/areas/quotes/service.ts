@@ -39,7 +39,7 @@ import { balancesOf } from '../ledger/service.js';
 import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
 import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { createPendingPayment, type Flow, type NewPayment, type PaymentDeps, realtimeHoldAccount, sandboxHash, startPayment } from '../transactions/payments.js';
+import { createPendingPayment, type Flow, keepFailedRealtimeDeposit, type NewPayment, type PaymentDeps, realtimeHoldAccount, sandboxHash, startPayment } from '../transactions/payments.js';
 import type { AnyTransaction } from '../transactions/schemas.js';
 import { findTransaction, type TransactionRow } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
@@ -710,6 +710,7 @@ export async function fundRealtimeQuote(deps: PaymentDeps, platform: PlatformRow
     const tx = mismatch
       ? await startPayment(trx, deps, payment, { name: 'FUNDING_AMOUNT_MISMATCH', summary: 'Funded with another amount', failsAtStart: true, settleAfterMs: 0, result: 'FAIL', outgoingFailure: 'FUNDING_AMOUNT_MISMATCH' }, now)
       : await startPayment(trx, deps, payment, outcome, now);
+    if (mismatch) await keepFailedRealtimeDeposit(trx, deps, tx, body.currencyAmount!, now);
     return transactionView(tx);
   });
 }

@@ -262,6 +262,22 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
   return row;
 }
 
+/**
+ * Funds that arrived for a real-time funded payment that failed at once
+ * (FUNDING_AMOUNT_MISMATCH): a crypto deposit is never sent back to the wallet — it stays in
+ * the payer's internal account in the asset (DEPOSIT of the amount that arrived, with its
+ * INTERNAL_ACCOUNT.BALANCE_UPDATED). Fiat (held in clearing) goes back outside the books:
+ * nothing is posted.
+ */
+export async function keepFailedRealtimeDeposit(trx: Trx, deps: PaymentDeps, row: TransactionRow, amount: number, now: Now): Promise<void> {
+  if (row.status !== 'FAILED' || !row.hold_account_id?.startsWith('InternalAccount:') || amount <= 0) return;
+  const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+  await post(trx, deps, row, 'DEPOSIT', now.at, [
+    { accountId: world, currency: row.sent_currency, amount: -amount },
+    { accountId: row.hold_account_id, currency: row.sent_currency, amount },
+  ]);
+}
+
 /** A payout the service starts on its own (no quote): same currency, from an internal account to an external one. */
 export interface OnwardPayout {
   id: string;
