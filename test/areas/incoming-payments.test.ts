@@ -3,7 +3,7 @@ import { listEvents, type StoredEvent } from '../../src/kernel/events.js';
 import { verifyWebhookSignature } from '../../src/index.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
-import { balanceOf, newCustomer, otherPlatformAuth } from '../money-helpers.js';
+import { balanceOf, newCustomer, otherPlatformAuth, PERSON } from '../money-helpers.js';
 import { type Received as BaseReceived, Receiver as BaseReceiver } from '../webhook-receiver.js';
 
 // Incoming UMA payments (POST /sandbox/uma/receive) and the platform's approval, through
@@ -468,6 +468,160 @@ describe(`incoming UMA payments (${STORE})`, () => {
     const tx = await receive(100);
     const other = await otherPlatformAuth(t);
     envelope(await t.call('POST', `/transactions/${tx.id}/approve`, undefined, other), 404, 'TRANSACTION_NOT_FOUND');
+  });
+
+  describe('a default UMA deposit account (defaultUmaDepositAccount)', () => {
+    type Out = Tx & { description?: string; failureReason?: string; destination: { destinationType: string; accountId?: string; currency?: string }; source: Tx['source'] & { accountId?: string } };
+
+    async function depositAccount(accountNumber: string, extra: Record<string, unknown> = {}): Promise<string> {
+      const res = await t.call('POST', '/customers/external-accounts', {
+        customerId: customer.id,
+        currency: 'USD',
+        accountInfo: { accountType: 'USD_ACCOUNT', accountNumber, routingNumber: '021000021', bankName: 'Sandbox Bank', beneficiary: PERSON },
+        defaultUmaDepositAccount: true,
+        ...extra,
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json()).toMatchObject({ defaultUmaDepositAccount: true });
+      return (res.json() as { id: string }).id;
+    }
+
+    async function outgoing(): Promise<Out[]> {
+      const res = await t.call('GET', `/transactions?type=OUTGOING&customerId=${encodeURIComponent(customer.id)}`);
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json() as { data: Out[] }).data;
+    }
+
+    it('an approved payment is paid on to it: the INCOMING completes as usual, then an OUTGOING payout to the account with its own OUTGOING_PAYMENT.* events', async () => {
+      const ext = await depositAccount('123456789');
+      await setEndpoint(rx.url);
+      const tx = await receive(50_000);
+      expect(tx.status).toBe('PENDING');
+      expect(await outgoing()).toEqual([]);
+      await t.running.webhooks.runDue();
+
+      const done = await getTx(tx.id);
+      expect(done).toMatchObject({ status: 'COMPLETED', destination: { destinationType: 'UMA_ADDRESS', umaAddress: customer.umaAddress, currency: 'USD' } });
+      expect(await eventTypes(tx.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+      const [payout] = await outgoing();
+      expect(payout).toMatchObject({
+        status: 'PROCESSING',
+        type: 'OUTGOING',
+        direction: 'DEBIT',
+        customerId: customer.id,
+        source: { sourceType: 'ACCOUNT', accountId: customer.usd, currency: 'USD' },
+        destination: { destinationType: 'ACCOUNT', accountId: ext, currency: 'USD' },
+        sentAmount: { amount: 50_000, currency: { code: 'USD' } },
+        receivedAmount: { amount: 50_000, currency: { code: 'USD' } },
+        fees: 0,
+        reconciliationInstructions: { reference: done.reconciliationInstructions!.reference },
+      });
+      expect(payout!.description).toContain(tx.id);
+      expect(payout!.id).not.toBe(tx.id);
+      // Credited, then held for the onward payout.
+      expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 50_000 });
+      expect((await events(customer.usd)).map((e) => (e.payload.data as { balance: { amount: number } }).balance.amount)).toEqual([0, 50_000, 0]);
+      await advance(1);
+      expect(await getTx(payout!.id)).toMatchObject({ status: 'COMPLETED' });
+      expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+      expect(await eventTypes(payout!.id)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
+      await t.running.webhooks.runDue();
+      expect(rx.types().filter((x) => x.includes('_PAYMENT.'))).toEqual([
+        'INCOMING_PAYMENT.PENDING',
+        'INCOMING_PAYMENT.COMPLETED',
+        'OUTGOING_PAYMENT.PENDING',
+        'OUTGOING_PAYMENT.PROCESSING',
+        'OUTGOING_PAYMENT.COMPLETED',
+      ]);
+      expect((await getTx(tx.id)).status).toBe('COMPLETED');
+      const entries = await t.store.db.selectFrom('ledger_entries').select('kind').where('reference_id', 'in', [tx.id, payout!.id]).orderBy('id').execute();
+      expect(entries.map((e) => e.kind)).toEqual(['UMA_RECEIVE', 'UMA_SETTLE', 'HOLD', 'CAPTURE']);
+    });
+
+    it('the account’s suffix rules apply to the onward payout: 004 is rejected by the bank and refunded into the internal account', async () => {
+      await depositAccount('123456004');
+      const tx = await receive(8_000);
+      expect(tx.status).toBe('COMPLETED');
+      const [payout] = await outgoing();
+      expect(payout!.status).toBe('PROCESSING');
+      await advance(1);
+      expect(await getTx(payout!.id)).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_CANNOT_RECEIVE', refund: { status: 'PENDING' } });
+      await advance(1);
+      expect(await getTx(payout!.id)).toMatchObject({ status: 'FAILED', refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
+      expect(await balanceOf(t, customer.usd)).toEqual({ available: 8_000, total: 8_000 });
+      expect((await getTx(tx.id)).status).toBe('COMPLETED');
+      expect(await eventTypes(payout!.id)).toEqual([
+        'OUTGOING_PAYMENT.PENDING',
+        'OUTGOING_PAYMENT.PROCESSING',
+        'OUTGOING_PAYMENT.FAILED',
+        'OUTGOING_PAYMENT.REFUND_PENDING',
+        'OUTGOING_PAYMENT.REFUND_COMPLETED',
+      ]);
+    });
+
+    it('002 fails the onward payout at once: nothing moves, the money stays in the internal account', async () => {
+      await depositAccount('123456002');
+      await receive(3_000);
+      const [payout] = await outgoing();
+      expect(payout).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' });
+      expect(payout!.refund).toBeUndefined();
+      expect(await eventTypes(payout!.id)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.FAILED']);
+      expect(await balanceOf(t, customer.usd)).toEqual({ available: 3_000, total: 3_000 });
+    });
+
+    it('one default per customer: a second flagged account replaces the first; only the received currency’s is used; a deleted one is not', async () => {
+      const first = await depositAccount('111111789');
+      const second = await depositAccount('222222789');
+      const flag = async (id: string) => ((await t.call('GET', `/customers/external-accounts/${encodeURIComponent(id)}`)).json() as { defaultUmaDepositAccount: boolean }).defaultUmaDepositAccount;
+      expect(await flag(first)).toBe(false);
+      expect(await flag(second)).toBe(true);
+      await receive(1_000);
+      expect((await outgoing()).map((o) => o.destination.accountId)).toEqual([second]);
+
+      // A EUR default replaces the USD one: USD payments stay in the internal account, EUR ones go on.
+      const eur = await t.call('POST', '/customers/external-accounts', {
+        customerId: customer.id,
+        currency: 'EUR',
+        accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013000', swiftCode: 'COBADEFF', beneficiary: PERSON },
+        defaultUmaDepositAccount: true,
+      });
+      expect(eur.statusCode, eur.body).toBe(201);
+      const eurId = (eur.json() as { id: string }).id;
+      expect(await flag(second)).toBe(false);
+      await receive(2_000);
+      expect(await outgoing()).toHaveLength(1);
+      expect(await balanceOf(t, customer.usd)).toEqual({ available: 2_000, total: 3_000 });
+      await receive(4_000, { receivingCurrencyCode: 'EUR' });
+      expect((await outgoing())[0]).toMatchObject({ destination: { accountId: eurId, currency: 'EUR' }, sentAmount: { amount: 4_000, currency: { code: 'EUR' } } });
+
+      expect((await t.call('DELETE', `/customers/external-accounts/${encodeURIComponent(eurId)}`)).statusCode).toBe(204);
+      await receive(5_000, { receivingCurrencyCode: 'EUR' });
+      expect(await outgoing()).toHaveLength(2);
+      expect(await balanceOf(t, customer.eur)).toEqual({ available: 5_000, total: 9_000 });
+      await advance(1);
+      expect(await balanceOf(t, customer.eur)).toEqual({ available: 5_000, total: 5_000 });
+    });
+
+    it('concurrent creates of flagged accounts leave exactly one default (and the store refuses a second)', async () => {
+      const ids = await Promise.all(['310000789', '320000789', '330000789', '340000789'].map((n) => depositAccount(n)));
+      const rows = await t.store.db.selectFrom('external_accounts').select(['id', 'default_uma_deposit_account']).where('customer_id', '=', customer.id).execute();
+      expect(rows.filter((r) => r.default_uma_deposit_account === 1)).toHaveLength(1);
+      expect(ids).toContain(rows.find((r) => r.default_uma_deposit_account === 1)!.id);
+      const other = rows.find((r) => r.default_uma_deposit_account === 0)!.id;
+      await expect(t.store.db.updateTable('external_accounts').set({ default_uma_deposit_account: 1 }).where('id', '=', other).execute()).rejects.toThrow();
+    });
+
+    it('a declined payment is never paid on', async () => {
+      await depositAccount('123456789');
+      await setEndpoint(rx.url);
+      rx.approval = () => 403;
+      const tx = await receive(6_000);
+      await t.running.webhooks.runDue();
+      await advance(2);
+      expect(await getTx(tx.id)).toMatchObject({ status: 'REJECTED', refund: { status: 'COMPLETED' } });
+      expect(await outgoing()).toEqual([]);
+      expect(await balanceOf(t, customer.usd)).toEqual({ available: 0, total: 0 });
+    });
   });
 
   describe('request validation', () => {

@@ -509,11 +509,126 @@ describe(`payment outcomes (${STORE})`, () => {
       await assertLedgerInvariants(t.store);
     });
 
-    it('a failing destination refunds the sender outside', async () => {
-      const { q } = await rtQuote('002');
+    it('fiat (instant rail): a failing destination refunds the sender outside, no internal account is touched', async () => {
+      const { c, q } = await rtQuote('002');
       expect((await send({ quoteId: q.id, currencyCode: 'USD', currencyAmount: 5_000 })).statusCode).toBe(200);
       await advance(2);
       expect(await tx(q.transactionId)).toMatchObject({ status: 'FAILED', refund: { status: 'COMPLETED' } });
+      expect(await balanceOf(t, c.accounts.USD!.id)).toEqual({ available: 0, total: 0 });
+      expect(await listEvents(t.store.db, platformId, { resourceId: c.accounts.USD!.id })).toEqual([]);
+      await assertLedgerInvariants(t.store);
+    });
+
+    /** A USDC real-time quote of `customerId` (the platform's own without one) to a USD account ending in `suffix`. */
+    const usdcQuote = async (suffix: string, customerId?: string) => {
+      const owner = customerId ?? (await newCustomer(t, ['USD'])).id;
+      const ext = await usdExternal(t, owner, `987654${suffix}`);
+      const res = await t.call('POST', '/quotes', {
+        source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC', cryptoNetwork: 'SOLANA', ...(customerId !== undefined ? { customerId } : {}) },
+        destination: { destinationType: 'ACCOUNT', accountId: ext },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 20_000_000,
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as QuoteBody;
+    };
+    const accountsOf = async (customerId: string): Promise<Array<{ id: string; balance: { amount: number; currency: { code: string } }; totalBalance: { amount: number } }>> =>
+      ((await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}`)).json() as { data: [] }).data;
+    const balanceEvents = async (accountId: string) =>
+      (await listEvents(t.store.db, platformId, { resourceId: accountId })).map((e) => {
+        const d = e.payload.data as { balance: { amount: number }; totalBalance: { amount: number } };
+        return [e.type, d.balance.amount, d.totalBalance.amount];
+      });
+
+    it('crypto: the deposit lands in the customer’s USDC internal account (opened for it, INTERNAL_ACCOUNT.BALANCE_UPDATED), is held, and a failing payout refunds it there, not to the wallet', async () => {
+      const c = await newCustomer(t, ['USD']);
+      expect((await accountsOf(c.id)).map((a) => a.balance.currency.code)).toEqual(['USD']);
+      const q = await usdcQuote('002', c.id);
+      const sent = await send({ quoteId: q.id, currencyCode: 'USDC' });
+      expect(sent.statusCode, sent.body).toBe(200);
+      expect(sent.json()).toMatchObject({ status: 'PROCESSING', source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC', customerId: c.id } });
+      const usdc = (await accountsOf(c.id)).find((a) => a.balance.currency.code === 'USDC')!;
+      expect(usdc).toBeDefined();
+      // Deposit confirmed (balance up), then held for the payment (balance back, total keeps it).
+      expect(await balanceEvents(usdc.id)).toEqual([
+        ['INTERNAL_ACCOUNT.BALANCE_UPDATED', 20_000_000, 20_000_000],
+        ['INTERNAL_ACCOUNT.BALANCE_UPDATED', 0, 20_000_000],
+      ]);
+      expect(await balanceOf(t, usdc.id)).toEqual({ available: 0, total: 20_000_000 });
+      await assertLedgerInvariants(t.store);
+      await advance(1);
+      expect(await tx(q.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', refund: { status: 'PENDING' } });
+      await advance(1);
+      expect(await tx(q.transactionId)).toMatchObject({ status: 'FAILED', refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
+      // Refunded into the customer's USDC balance: spendable with a new quote or withdrawable.
+      expect(await balanceOf(t, usdc.id)).toEqual({ available: 20_000_000, total: 20_000_000 });
+      expect((await balanceEvents(usdc.id)).at(-1)).toEqual(['INTERNAL_ACCOUNT.BALANCE_UPDATED', 20_000_000, 20_000_000]);
+      expect(await eventsOf(q.transactionId)).toEqual([
+        'OUTGOING_PAYMENT.PENDING',
+        'OUTGOING_PAYMENT.PROCESSING',
+        'OUTGOING_PAYMENT.FAILED',
+        'OUTGOING_PAYMENT.REFUND_PENDING',
+        'OUTGOING_PAYMENT.REFUND_COMPLETED',
+      ]);
+      const entries = await t.store.db.selectFrom('ledger_entries').select('kind').where('reference_id', '=', q.transactionId).orderBy('id').execute();
+      expect(entries.map((e) => e.kind)).toEqual(['DEPOSIT', 'HOLD', 'REFUND']);
+      await assertLedgerInvariants(t.store);
+    });
+
+    it('crypto: a payout that completes leaves the USDC account where it was (deposit in, payment out); an existing account and its balance are reused', async () => {
+      const c = await newCustomer(t, ['USD', 'USDC']);
+      await fund(t, c.accounts.USDC!.id, 1_000_000);
+      const q = await usdcQuote('789', c.id);
+      expect((await send({ quoteId: q.id, currencyCode: 'USDC' })).statusCode).toBe(200);
+      expect(await balanceOf(t, c.accounts.USDC!.id)).toEqual({ available: 1_000_000, total: 21_000_000 });
+      await advance(1);
+      expect((await tx(q.transactionId)).status).toBe('COMPLETED');
+      expect(await balanceOf(t, c.accounts.USDC!.id)).toEqual({ available: 1_000_000, total: 1_000_000 });
+      expect((await accountsOf(c.id)).filter((a) => a.balance.currency.code === 'USDC')).toHaveLength(1);
+      expect((await balanceEvents(c.accounts.USDC!.id)).slice(-3)).toEqual([
+        ['INTERNAL_ACCOUNT.BALANCE_UPDATED', 21_000_000, 21_000_000],
+        ['INTERNAL_ACCOUNT.BALANCE_UPDATED', 1_000_000, 21_000_000],
+        ['INTERNAL_ACCOUNT.BALANCE_UPDATED', 1_000_000, 1_000_000],
+      ]);
+      await assertLedgerInvariants(t.store);
+    });
+
+    it('crypto, another amount than the quote’s: the payment fails at once (FUNDING_AMOUNT_MISMATCH) and what arrived stays in the USDC account', async () => {
+      const c = await newCustomer(t, ['USD']);
+      const q = await usdcQuote('789', c.id);
+      const res = await send({ quoteId: q.id, currencyCode: 'USDC', currencyAmount: 19_000_000 });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'FAILED', failureReason: 'FUNDING_AMOUNT_MISMATCH' });
+      expect((res.json() as Tx).refund).toBeUndefined();
+      const usdc = (await accountsOf(c.id)).find((a) => a.balance.currency.code === 'USDC')!;
+      expect(await balanceOf(t, usdc.id)).toEqual({ available: 19_000_000, total: 19_000_000 });
+      expect(await balanceEvents(usdc.id)).toEqual([['INTERNAL_ACCOUNT.BALANCE_UPDATED', 19_000_000, 19_000_000]]);
+      expect(await eventsOf(q.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.FAILED']);
+      await assertLedgerInvariants(t.store);
+    });
+
+    it('crypto, a platform quote (no customerId): the refund lands in the platform’s own USDC account', async () => {
+      const c = await newCustomer(t, ['USD']);
+      const ext = await usdExternal(t, c.id, '555555004');
+      const res = await t.call('POST', '/quotes', {
+        source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC', cryptoNetwork: 'SOLANA' },
+        destination: { destinationType: 'ACCOUNT', accountId: ext },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 3_000_000,
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const q = res.json() as QuoteBody;
+      const platformUsdc = async () => {
+        const list = (await t.call('GET', '/platform/internal-accounts')).json() as { data: Array<{ id: string; balance: { amount: number; currency: { code: string } } }> };
+        return list.data.find((a) => a.balance.currency.code === 'USDC');
+      };
+      const before = (await platformUsdc())?.balance.amount ?? 0;
+      expect((await send({ quoteId: q.id, currencyCode: 'USDC' })).statusCode).toBe(200);
+      await advance(2);
+      expect(await tx(q.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_CANNOT_RECEIVE', refund: { status: 'COMPLETED' } });
+      const account = await platformUsdc();
+      expect(account!.balance.amount).toBe(before + 3_000_000);
+      expect((await accountsOf(c.id)).map((a) => a.balance.currency.code)).toEqual(['USD']);
       await assertLedgerInvariants(t.store);
     });
 

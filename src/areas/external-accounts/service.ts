@@ -18,7 +18,7 @@ import {
   ownershipMessage,
   WALLET_SIGNATURE_CHALLENGE_TTL_MS,
 } from '../../sandbox/ownership-verification.js';
-import { findCustomer } from '../customers/store.js';
+import { findCustomer, findCustomerForUpdate } from '../customers/store.js';
 import { findPlatform, type PlatformRow } from '../platforms/store.js';
 import { checkAccountBody } from './account-checks.js';
 import { type AccountInfo, type Beneficiary, CREATE_VARIANTS, kindOf, type KindSpec } from './account-info.js';
@@ -251,8 +251,14 @@ export async function createExternalAccount(
   try {
     return await store.db.transaction().execute(async (trx) => {
       if (await identifierKeyTaken(trx, platform.id, row.identifier_key)) throw conflict();
+      if (row.default_uma_deposit_account === 1) {
+        // One default per customer (the reference: a new one replaces it). Creations of the
+        // customer's defaults queue on its row (PostgreSQL), and the flag moves before the
+        // insert, so the partial unique index (migration 0016) never refuses it.
+        await findCustomerForUpdate(trx, platform.id, customerId!, store.kind === 'postgres');
+        await clearDefaultUmaDeposit(trx, platform.id, customerId!, row.id);
+      }
       await insertExternalAccount(trx, row);
-      if (row.default_uma_deposit_account === 1) await clearDefaultUmaDeposit(trx, platform.id, customerId!, row.id);
       return externalAccountView(row);
     });
   } catch (err) {

@@ -97,6 +97,22 @@ export async function clearDefaultUmaDeposit(db: Db, platformId: string, custome
     .execute();
 }
 
+/**
+ * The customer's live default UMA deposit account (at most one per customer: migration
+ * 0016's partial unique index), when it is in `currency`.
+ */
+export async function findDefaultUmaDepositAccount(db: Db, platformId: string, customerId: string, currency: string): Promise<ExternalAccountRow | undefined> {
+  return db
+    .selectFrom('external_accounts')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .where('default_uma_deposit_account', '=', 1)
+    .where('is_deleted', '=', 0)
+    .where('currency', '=', currency)
+    .executeTakeFirst();
+}
+
 /** Soft delete; true when a live account was deleted. */
 export async function softDeleteExternalAccount(db: Db, platformId: string, id: string, owner: AccountOwner, at: string): Promise<boolean> {
   let q = db

@@ -21,8 +21,12 @@ import { emitBalanceUpdates } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
 import { ensureWorldAccount, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
 import { type LookupFieldErrors, throwLookupFieldErrors, umaAddressError } from '../lookups/service.js';
+import { accountInfoOf, requiresOwnershipVerification } from '../external-accounts/service.js';
+import { findDefaultUmaDepositAccount } from '../external-accounts/store.js';
 import { findPlatform, type PlatformRow } from '../platforms/store.js';
+import { usdCents } from '../quotes/service.js';
 import type { IncomingFailureReason, IncomingTransaction, Refund } from '../transactions/schemas.js';
+import { startOnwardPayout } from '../transactions/payments.js';
 import { requireTransaction } from '../transactions/service.js';
 import { findTransaction, insertTransaction, type TransactionRow, updateTransaction, updateTransactionStatus } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
@@ -47,7 +51,9 @@ import { SandboxUmaReceiveRequest } from './schemas.js';
 //
 // UMA_INCOMING ledger entries (idempotency key `<kind>:<transactionId>`):
 //   arrival   UMA_RECEIVE  world −x, account.pending +x
-//   approved  UMA_SETTLE   account.pending −x, account.available +x
+//   approved  UMA_SETTLE   account.pending −x, account.available +x; with a default UMA
+//             deposit account in the currency, an onward payout (flow UMA_DEPOSIT) of x starts
+//             from the account (payments.ts: HOLD, then CAPTURE or a refund into the account)
 //   declined  → refund PENDING; REFUND job 1 s later: UMA_REFUND account.pending −x, world +x,
 //               or (sender `$refund.fail.*`) the refund FAILS and x stays pending.
 
@@ -395,6 +401,7 @@ export const umaIncoming: Required<ApprovalFlow> = {
     ], { relatedEntryId: row.hold_entry_id });
     const done = await refreshed(trx, row);
     await emitTx(trx, done, 'COMPLETED', now.at);
+    await payOnToDefaultDepositAccount(trx, deps, done, now);
     return done;
   },
 
@@ -425,6 +432,42 @@ export const umaIncoming: Required<ApprovalFlow> = {
 };
 
 registerApprovalFlow(UMA_INCOMING_FLOW, umaIncoming);
+
+/**
+ * An approved payment whose receiver has a default UMA deposit account in the received
+ * currency is deposited there: an onward payout (its own OUTGOING transaction, flow
+ * UMA_DEPOSIT, with the incoming payment's reconciliation reference) from the internal
+ * account it was just credited to, started in the same database transaction. The account's
+ * sandbox suffix decides the payout as for a transfer-out; a failed payout is refunded into
+ * the internal account, where the payment then stays. An account that may not receive it
+ * (UNVERIFIED, or pending ownership verification at or above the threshold) is skipped: the
+ * money stays in the internal account, as without a default.
+ */
+async function payOnToDefaultDepositAccount(trx: Trx, deps: IncomingDeps, row: TransactionRow, now: Now): Promise<TransactionRow | undefined> {
+  const currency = row.received_currency!;
+  const account = await findDefaultUmaDepositAccount(trx, row.platform_id, row.customer_id, currency);
+  if (!account) return undefined;
+  const amount = Number(row.received_amount);
+  if (requiresOwnershipVerification(account, usdCents(amount, currency))) return undefined;
+  const reference = (JSON.parse(row.reconciliation ?? '{}') as { reference?: string }).reference ?? reconciliationReference(row.id);
+  return startOnwardPayout(
+    trx,
+    deps,
+    {
+      id: newId('Transaction'),
+      platformId: row.platform_id,
+      customerId: row.customer_id,
+      platformCustomerId: row.platform_customer_id,
+      fromAccountId: row.destination_account_id!,
+      to: { id: account.id, accountInfo: accountInfoOf(account) },
+      currency,
+      amount,
+      description: `Deposit of incoming UMA payment ${row.id} to the default UMA deposit account`,
+      reference,
+    },
+    now,
+  );
+}
 
 /** The REFUND step: the money goes back to the sender (or, for a sender whose refunds fail, stays pending). */
 async function completeRefund(trx: Trx, deps: IncomingDeps, row: TransactionRow, now: Now, memo: string | undefined): Promise<void> {

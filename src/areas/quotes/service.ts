@@ -34,11 +34,11 @@ import { pairRate, platformFee } from '../exchange-rates/service.js';
 import { accountInfoOf, requireExternalAccount, requiresOwnershipVerification } from '../external-accounts/service.js';
 import type { ExternalAccountRow } from '../external-accounts/store.js';
 import { requireInternalAccount } from '../internal-accounts/service.js';
-import { balancesOf, ensureClearingAccount } from '../ledger/service.js';
+import { balancesOf } from '../ledger/service.js';
 import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
 import { getLookup, type LookupReceiver } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { createPendingPayment, type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment } from '../transactions/payments.js';
+import { createPendingPayment, type Flow, keepFailedRealtimeDeposit, type NewPayment, type PaymentDeps, realtimeHoldAccount, sandboxHash, startPayment } from '../transactions/payments.js';
 import type { AnyTransaction } from '../transactions/schemas.js';
 import { findTransaction, type TransactionRow } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
@@ -312,7 +312,7 @@ async function price(db: Db, platformId: string, nowMs: number, from: string, to
 }
 
 /** An amount of a currency in US cents at the sandbox mid rate (for the ownership threshold). */
-function usdCents(amount: number, currency: string): bigint {
+export function usdCents(amount: number, currency: string): bigint {
   if (currency === 'USD') return BigInt(amount);
   if (!hasRate(currency)) return 0n;
   return convertMinor(amount, currency, 'USD', sandboxRate(currency, 'USD').mid, 'floor');
@@ -707,12 +707,13 @@ export async function fundRealtimeQuote(deps: PaymentDeps, platform: PlatformRow
     await checkDailyVolume(trx, limitSubject(platform, row, now.ms));
     await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at });
     const { flow, outcome } = await planOf(trx, row, {});
-    const clearing = await ensureClearingAccount(trx, platform.id, row.sending_currency, now.at);
-    const payment = { ...(await paymentOf(trx, row, flow, clearing)), created_at: now.at, updated_at: now.at };
+    const hold = await realtimeHoldAccount(trx, platform.id, row.customer_id, row.sending_currency, now.at);
+    const payment = { ...(await paymentOf(trx, row, flow, hold)), created_at: now.at, updated_at: now.at };
     const mismatch = body.currencyAmount !== undefined && body.currencyAmount !== Number(row.total_sending);
     const tx = mismatch
       ? await startPayment(trx, deps, payment, { name: 'FUNDING_AMOUNT_MISMATCH', summary: 'Funded with another amount', failsAtStart: true, settleAfterMs: 0, result: 'FAIL', outgoingFailure: 'FUNDING_AMOUNT_MISMATCH' }, now)
       : await startPayment(trx, deps, payment, outcome, now);
+    if (mismatch) await keepFailedRealtimeDeposit(trx, deps, tx, body.currencyAmount!, now);
     return transactionView(tx);
   });
 }

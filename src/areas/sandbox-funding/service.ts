@@ -74,6 +74,8 @@ export async function fundInternalAccount(store: Store, platformId: string, at: 
       flow: SANDBOX_FUNDING_FLOW,
       approval_deadline_ms: null,
       expires_at_ms: null,
+      expected_settlement_at: null,
+      settlement_timeline_seconds: null,
     };
     // The transaction row first: the ledger entry references it.
     await insertTransaction(trx, tx);

@@ -6,10 +6,12 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
 import { emitEvent } from '../../kernel/events.js';
 import type { JobContext, JobQueue } from '../../kernel/jobs.js';
-import { outcomeNamed, type PaymentOutcome, REFUND_DELAY_MS, settlementExpectation } from '../../sandbox/payment-outcomes.js';
+import type { AccountInfoLike } from '../../sandbox/identifiers.js';
+import { outcomeNamed, type PaymentOutcome, pullPayoutOutcome, REFUND_DELAY_MS, settlementExpectation } from '../../sandbox/payment-outcomes.js';
 import { emitBalanceUpdates, openHoldingAccounts } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
-import { ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
+import { findCurrency } from '../../kernel/currencies.js';
+import { ensureClearingAccount, ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
 import { updateQuoteStatus } from '../quotes/store.js';
 import type { Refund } from './schemas.js';
 import { findTransaction, insertTransaction, type TransactionRow, updateTransaction } from './store.js';
@@ -19,13 +21,17 @@ import { transactionView } from './views.js';
 // started (src/sandbox/payment-outcomes.ts), as ledger entries and durable jobs on the
 // platform clock (docs/ledger.md has the entries of every flow).
 //
-// OUTGOING (QUOTE_PAYOUT, UMA_PAYOUT, TRANSFER_OUT, INTERNAL_TRANSFER):
+// OUTGOING (QUOTE_PAYOUT, UMA_PAYOUT, TRANSFER_OUT, INTERNAL_TRANSFER, UMA_DEPOSIT: an
+// approved incoming UMA payment paid on to the customer's default UMA deposit account):
 //   start    HOLD      payer.available −total, payer.held +total
-//            (real-time funding: FUNDING_HOLD world −total, clearing.held +total)
+//            (real-time funding: FUNDING_HOLD world −total, clearing.held +total; crypto
+//            real-time funding: DEPOSIT world −total, payer.available +total, then the HOLD,
+//            the payer being the payer's internal account in the asset)
 //   settle   CAPTURE   payer.held −total, world +(total − fee), platform +fee
 //                      (to an internal account: world(recv) −received, account +received)
 //   fail     → refund PENDING; REFUND job: RELEASE payer.held −total, payer.available +total
-//            (real-time funding: back to the sender, world +total); or the refund fails
+//            (fiat real-time funding: back to the sender, world +total; crypto real-time
+//            funding: into the payer's internal account in the asset); or the refund fails
 //            and the money stays held
 //   return   RETURN    world −(total − fee), platform −fee, payer.held +total; then refund
 // INCOMING pull (PULL): start PULL_PENDING world −received, account.pending +received;
@@ -45,7 +51,7 @@ export interface PaymentDeps {
   jobs: JobQueue;
 }
 
-export type Flow = 'QUOTE_PAYOUT' | 'UMA_PAYOUT' | 'TRANSFER_OUT' | 'INTERNAL_TRANSFER' | 'PULL';
+export type Flow = 'QUOTE_PAYOUT' | 'UMA_PAYOUT' | 'TRANSFER_OUT' | 'INTERNAL_TRANSFER' | 'PULL' | 'UMA_DEPOSIT';
 
 /** A payment to start: the transaction row as it will be stored (status and ledger fields are set here). */
 export type NewPayment = Omit<
@@ -53,7 +59,12 @@ export type NewPayment = Omit<
   'status' | 'hold_entry_id' | 'failure_reason' | 'settled_at' | 'outcome' | 'refund' | 'pending_reason' | 'flow' | 'expected_settlement_at' | 'settlement_timeline_seconds'
 > & {
   flow: Flow;
-  /** Money arrives from outside into the platform's clearing account (REALTIME_FUNDING). */
+  /**
+   * Money arrives from outside for this payment (REALTIME_FUNDING): into the platform's
+   * clearing account (`hold_account_id` a clearing account), or, crypto, deposited into the
+   * payer's internal account in the asset and held there (`hold_account_id` that account:
+   * realtimeHoldAccount).
+   */
   realtimeFunded?: boolean;
 };
 
@@ -82,6 +93,21 @@ async function post(trx: Trx, deps: Pick<PaymentDeps, 'store'>, row: Transaction
   });
   await emitBalanceUpdates(trx, row.platform_id, internalAccountsOf(entry), at);
   return entry;
+}
+
+/**
+ * The account a real-time funded payment's money is held in: for a crypto sending currency
+ * (USDC, USDT, BTC, …) the payer's internal account in that asset — the customer's, or the
+ * platform's own for a platform quote — opened when missing, so the deposit shows on it and a
+ * refund stays there; for fiat the platform's clearing account (a refund goes back to the
+ * sender's instrument).
+ */
+export async function realtimeHoldAccount(trx: Trx, platformId: string, customerId: string | null, currency: string, at: string): Promise<string> {
+  if (findCurrency(currency)?.kind !== 'CRYPTO') return ensureClearingAccount(trx, platformId, currency, at);
+  await openHoldingAccounts(trx, platformId, customerId, [currency], at);
+  const row = (await holdingAccountsOf(trx, platformId, customerId)).find((a) => a.currency === currency);
+  if (!row) throw new Error(`${customerId ?? platformId} has no ${currency} account`);
+  return row.id;
 }
 
 /** The platform's own holding account in a currency (opened when missing): platform fees land here. */
@@ -211,13 +237,22 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
         { accountId: world, currency: row.received_currency!, amount: -Number(row.received_amount) },
         { accountId: row.destination_account_id!, currency: row.received_currency!, amount: Number(row.received_amount), bucket: 'pending' },
       ]);
-    } else if (realtimeFunded) {
+    } else if (realtimeFunded && !row.hold_account_id!.startsWith('InternalAccount:')) {
       const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
       entry = await post(trx, deps, row, 'FUNDING_HOLD', now.at, [
         { accountId: world, currency: row.sent_currency, amount: -total },
         { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total, bucket: 'held' },
       ]);
     } else {
+      if (realtimeFunded) {
+        // A crypto deposit lands in the payer's internal account in the asset (its own
+        // INTERNAL_ACCOUNT.BALANCE_UPDATED), then is held for the payment like a prefunded one.
+        const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+        await post(trx, deps, row, 'DEPOSIT', now.at, [
+          { accountId: world, currency: row.sent_currency, amount: -total },
+          { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total },
+        ]);
+      }
       entry = await post(trx, deps, row, 'HOLD', now.at, [
         { accountId: row.hold_account_id!, currency: row.sent_currency, amount: -total },
         { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total, bucket: 'held' },
@@ -252,6 +287,87 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
   await emitTx(trx, row, incoming ? 'PENDING' : 'PROCESSING', now.at);
   await schedule(trx, deps, row, 'SETTLE', now.ms + outcome.settleAfterMs, now.at);
   return row;
+}
+
+/**
+ * Funds that arrived for a real-time funded payment that failed at once
+ * (FUNDING_AMOUNT_MISMATCH): a crypto deposit is never sent back to the wallet — it stays in
+ * the payer's internal account in the asset (DEPOSIT of the amount that arrived, with its
+ * INTERNAL_ACCOUNT.BALANCE_UPDATED). Fiat (held in clearing) goes back outside the books:
+ * nothing is posted.
+ */
+export async function keepFailedRealtimeDeposit(trx: Trx, deps: PaymentDeps, row: TransactionRow, amount: number, now: Now): Promise<void> {
+  if (row.status !== 'FAILED' || !row.hold_account_id?.startsWith('InternalAccount:') || amount <= 0) return;
+  const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+  await post(trx, deps, row, 'DEPOSIT', now.at, [
+    { accountId: world, currency: row.sent_currency, amount: -amount },
+    { accountId: row.hold_account_id, currency: row.sent_currency, amount },
+  ]);
+}
+
+/** A payout the service starts on its own (no quote): same currency, from an internal account to an external one. */
+export interface OnwardPayout {
+  id: string;
+  platformId: string;
+  customerId: string;
+  platformCustomerId: string;
+  /** The paying internal account (held, then captured; a failure refunds it). */
+  fromAccountId: string;
+  to: { id: string; accountInfo: AccountInfoLike & { paymentRails?: unknown } };
+  currency: string;
+  amount: number;
+  description: string;
+  /** reconciliationInstructions.reference shown on the payout. */
+  reference: string;
+}
+
+/**
+ * Start an onward payout inside the caller's transaction, exactly as a transfer-out: the
+ * transaction is announced (OUTGOING_PAYMENT.PENDING), then started (the money held on the
+ * paying account, OUTGOING_PAYMENT.PROCESSING), its outcome drawn from the destination's
+ * suffix in the transfers/payouts table (002/003 fail at once: nothing moves). Flow UMA_DEPOSIT.
+ */
+export async function startOnwardPayout(trx: Trx, deps: PaymentDeps, p: OnwardPayout, now: Now): Promise<TransactionRow> {
+  const rails = Array.isArray(p.to.accountInfo.paymentRails) ? (p.to.accountInfo.paymentRails as unknown[]) : [];
+  const input: NewPayment = {
+    flow: 'UMA_DEPOSIT',
+    id: p.id,
+    platform_id: p.platformId,
+    customer_id: p.customerId,
+    platform_customer_id: p.platformCustomerId,
+    type: 'OUTGOING',
+    direction: 'DEBIT',
+    quote_id: null,
+    source: JSON.stringify({ sourceType: 'ACCOUNT', accountId: p.fromAccountId, currency: p.currency }),
+    source_account_id: p.fromAccountId,
+    destination: JSON.stringify({ destinationType: 'ACCOUNT', accountId: p.to.id, currency: p.currency }),
+    destination_account_id: p.to.id,
+    sent_amount: p.amount,
+    sent_currency: p.currency,
+    received_amount: p.amount,
+    received_currency: p.currency,
+    fees: 0,
+    platform_fees: 0,
+    exchange_rate: null,
+    rate_details: null,
+    payment_rail: typeof rails[0] === 'string' ? rails[0] : null,
+    description: p.description,
+    created_at: now.at,
+    updated_at: now.at,
+    counterparty_information: null,
+    reconciliation: JSON.stringify({ reference: p.reference }),
+    receipt_delivery_confirmed_at: null,
+    rail_selection_mode: null,
+    payment_instructions: null,
+    requested_receiver_fields: null,
+    receiver_customer_info: null,
+    agent_id: null,
+    hold_account_id: p.fromAccountId,
+    approval_deadline_ms: null,
+    expires_at_ms: null,
+  };
+  await createPendingPayment(trx, deps, input, now.ms, now, true);
+  return startPayment(trx, deps, input, pullPayoutOutcome(p.to.accountInfo), now);
 }
 
 // ---- Steps ----------------------------------------------------------------------------
@@ -327,7 +443,11 @@ async function fail(trx: Trx, deps: PaymentDeps, row: TransactionRow, outcome: P
   return done;
 }
 
-/** Where a payment's refund goes: the payer's available balance, or back to the outside sender. */
+/**
+ * Where a payment's refund goes: the payer's available balance (a prefunded payment, and a
+ * crypto real-time funded one: its deposit passed through the payer's internal account in
+ * the asset), or back to the outside sender (fiat real-time funding, held in clearing).
+ */
 async function refundPostings(trx: Trx, row: TransactionRow, at: string): Promise<Posting[]> {
   const total = Number(row.sent_amount);
   const currency = row.sent_currency;
