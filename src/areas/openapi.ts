@@ -43,11 +43,21 @@ const FieldError = Type.Object(
   { description: 'One invalid field: a 400 INVALID_INPUT lists every invalid field of the request in details.errors' },
 );
 
-/** The customer kinds: a Customer whose customerType is fixed (the API answers one Customer object for both). */
-const customerOf = (kind: 'INDIVIDUAL' | 'BUSINESS', description: string) =>
-  Type.Unsafe({ allOf: [customers.Customer, Type.Object({ customerType: Type.Literal(kind) })], description });
-const IndividualCustomer = customerOf('INDIVIDUAL', 'A customer that is a person: the individual fields (fullName, birthDate, nationality …) and kycStatus');
-const BusinessCustomer = customerOf('BUSINESS', 'A customer that is a business: businessInfo, beneficialOwners and kybStatus');
+/**
+ * The customer kinds, as customerView fills them: the API answers one Customer object for
+ * both, with the individual fields (and kycStatus) for an INDIVIDUAL and businessInfo,
+ * beneficialOwners and kybStatus for a BUSINESS.
+ */
+const BUSINESS_ONLY = ['businessInfo', 'beneficialOwners', 'kybStatus'];
+const INDIVIDUAL_ONLY = ['fullName', 'birthDate', 'nationality', 'idType', 'countryOfIssuance', 'kycStatus', ...customers.EDD_FIELD_NAMES];
+function customerOf(kind: 'INDIVIDUAL' | 'BUSINESS', description: string) {
+  const props: Record<string, TSchema> = { ...(customers.Customer as unknown as { properties: Record<string, TSchema> }).properties };
+  for (const k of kind === 'INDIVIDUAL' ? BUSINESS_ONLY : INDIVIDUAL_ONLY) delete props[k];
+  props.customerType = Type.Literal(kind);
+  return Type.Object(props, { description });
+}
+const IndividualCustomer = customerOf('INDIVIDUAL', 'A customer that is a person (customerType INDIVIDUAL): the Customer fields an individual has');
+const BusinessCustomer = customerOf('BUSINESS', 'A customer that is a business (customerType BUSINESS): the Customer fields a business has');
 const CustomerOneOf = OneOf('customerType', [IndividualCustomer, BusinessCustomer]);
 
 /** The fields every transaction has, incoming or outgoing, with the same schema in both (TransactionOneOf tells them apart). */

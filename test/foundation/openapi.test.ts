@@ -72,6 +72,16 @@ describe('the OpenAPI document', () => {
     for (const n of names) expect(n).toMatch(/^[A-Za-z0-9._-]+$/);
   });
 
+  it('shows the customer kinds with the fields each has', () => {
+    const props = (n: string) => Object.keys((doc.components.schemas[n] as { properties: Json }).properties);
+    expect(props('IndividualCustomer')).toEqual(expect.arrayContaining(['id', 'fullName', 'kycStatus', 'customerType']));
+    expect(props('IndividualCustomer')).not.toContain('businessInfo');
+    expect(props('BusinessCustomer')).toEqual(expect.arrayContaining(['id', 'businessInfo', 'beneficialOwners', 'kybStatus']));
+    expect(props('BusinessCustomer')).not.toContain('fullName');
+    const oneOf = doc.components.schemas.CustomerOneOf as { discriminator: { propertyName: string; mapping: Record<string, string> } };
+    expect(oneOf.discriminator).toEqual({ propertyName: 'customerType', mapping: { INDIVIDUAL: ref('IndividualCustomer').$ref, BUSINESS: ref('BusinessCustomer').$ref } });
+  });
+
   it('has operations refer to the named schemas', () => {
     const p = doc.paths;
     expect(bodyOf(p['/customers']!.post!)).toEqual(ref('CustomerCreateRequestOneOf'));
