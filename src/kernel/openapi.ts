@@ -373,3 +373,18 @@ export function unresolvedRefs(doc: unknown): string[] {
   go(doc);
   return bad;
 }
+
+/**
+ * A schema of the document with its `$ref` followed (its annotations kept), e.g. for a test
+ * that reads the fields an operation answers: `resolveSchema(doc, content.schema).properties`.
+ */
+export function resolveSchema(doc: unknown, schema: unknown): Record<string, unknown> {
+  let s = schema as Record<string, unknown>;
+  for (let i = 0; i < 16 && typeof s?.$ref === 'string' && s.$ref.startsWith(SCHEMA_PREFIX); i++) {
+    const { $ref, ...siblings } = s;
+    const target = (doc as { components?: { schemas?: Record<string, Record<string, unknown>> } }).components?.schemas?.[($ref as string).slice(SCHEMA_PREFIX.length)];
+    if (!target) break;
+    s = { ...target, ...siblings };
+  }
+  return s;
+}

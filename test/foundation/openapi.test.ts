@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openapiTransform } from '../../src/app.js';
 import { WEBHOOK_EVENTS } from '../../src/areas/openapi.js';
-import { nameSchemas, unresolvedRefs } from '../../src/kernel/openapi.js';
+import { nameSchemas, resolveSchema, unresolvedRefs } from '../../src/kernel/openapi.js';
 import { makeApp, type TestApp, V } from '../helpers.js';
 
 // The served OpenAPI document: named components like the reference's, $refs that resolve,
@@ -103,6 +103,10 @@ describe('the OpenAPI document', () => {
     const account = doc.components.schemas.InternalAccount as { properties: Record<string, Json> };
     expect(account.properties.balance).toMatchObject(ref('CurrencyAmount'));
     expect(account.properties.balance!.description).toMatch(/available/i);
+    // resolveSchema follows the $ref for a reader, keeping the use's description.
+    const balance = resolveSchema(doc, account.properties.balance) as { properties: Json; description: string };
+    expect(Object.keys(balance.properties)).toEqual(['amount', 'currency']);
+    expect(balance.description).toMatch(/available/i);
   });
 
   it('shares the error responses', () => {
