@@ -1,5 +1,5 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerTransform } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
@@ -17,6 +17,8 @@ import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempot
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
 import { closeQueryString, lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
+import { nameSchemas } from './kernel/openapi.js';
+import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './areas/openapi.js';
 
 export interface AppDeps {
   store: Store;
@@ -94,21 +96,17 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
         securitySchemes: {
           BasicAuth: { type: 'http', scheme: 'basic', description: 'API token: `<api token id>:<api client secret>`' },
           AgentAuth: { type: 'http', scheme: 'bearer', description: 'Agent access token from redeeming a device code' },
+          WebhookSignature: WEBHOOK_SIGNATURE_SCHEME,
         },
       },
       security: [{ BasicAuth: [] }, { AgentAuth: [] }],
+      webhooks: webhooksSection() as Record<string, never>,
     },
-    transform: ({ schema, url, route }) => {
-      if (!url.startsWith(`${VERSION_PREFIX}/`) || url === `${VERSION_PREFIX}/openapi.json`) {
-        return { schema: { ...(schema ?? {}), hide: true } as typeof schema, url };
-      }
-      // The document's security follows the route's auth mode, so the two cannot drift.
-      const mode = (route.config as { auth?: string } | undefined)?.auth ?? 'basic-or-agent';
-      const security: Array<Record<string, string[]>> =
-        mode === 'basic' ? [{ BasicAuth: [] }] : mode === 'none' ? [] : [{ BasicAuth: [] }, { AgentAuth: [] }];
-      const extension = (route.config as { extension?: boolean } | undefined)?.extension ? { 'x-extension': true } : {};
-      return { schema: { ...(schema ?? {}), security, ...extension } as typeof schema, url: url.slice(VERSION_PREFIX.length) };
-    },
+    // Named schemas, $refs and the shared error responses (kernel/openapi.ts, registry in
+    // areas/openapi.ts). Runs once: @fastify/swagger caches the document it returns.
+    transformObject: (documentObject) =>
+      nameSchemas((documentObject as { openapiObject: Parameters<typeof nameSchemas>[0] }).openapiObject, { registered: NAMED_SCHEMAS, nameOfTitle }) as never,
+    transform: openapiTransform,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
@@ -155,7 +153,11 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
         return idempotencyOnSend(req, reply, payload) as unknown as void;
       });
 
-      api.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+      // Generated on the first request (a few hundred ms), then served as the same text.
+      let openapiJson: string | undefined;
+      api.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) =>
+        reply.type('application/json; charset=utf-8').send((openapiJson ??= JSON.stringify(app.swagger()))),
+      );
       for (const plugin of apiPlugins) await api.register(plugin);
     },
     { prefix: VERSION_PREFIX },
@@ -291,6 +293,23 @@ function notFound(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply
   const hint = path.startsWith(`${VERSION_PREFIX}/`) || path === VERSION_PREFIX ? '' : ` (API routes live under ${VERSION_PREFIX})`;
   return reply.code(404).send({ status: 404, code: 'REFERENCE_NOT_FOUND', message: `No route ${req.method} ${path}${hint}` });
 }
+
+/**
+ * A route as the OpenAPI document shows it: routes outside the version prefix hidden, the
+ * prefix stripped (it is the server URL), `security` from the route's auth mode, and
+ * `x-extension: true` on a route with `config.extension`.
+ */
+export const openapiTransform: SwaggerTransform = ({ schema, url, route }) => {
+  if (!url.startsWith(`${VERSION_PREFIX}/`) || url === `${VERSION_PREFIX}/openapi.json`) {
+    return { schema: { ...(schema ?? {}), hide: true } as typeof schema, url };
+  }
+  // The document's security follows the route's auth mode, so the two cannot drift.
+  const mode = (route.config as { auth?: string } | undefined)?.auth ?? 'basic-or-agent';
+  const security: Array<Record<string, string[]>> =
+    mode === 'basic' ? [{ BasicAuth: [] }] : mode === 'none' ? [] : [{ BasicAuth: [] }, { AgentAuth: [] }];
+  const extension = (route.config as { extension?: boolean } | undefined)?.extension ? { 'x-extension': true } : {};
+  return { schema: { ...(schema ?? {}), security, ...extension } as typeof schema, url: url.slice(VERSION_PREFIX.length) };
+};
 
 /** Now on a platform's clock, for services that hold a platform row. */
 export function platformNow(clock: Clock, offsetMs: number): { ms: number; at: string } {
