@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { Kysely, SelectQueryBuilder, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB, ListTables, TransactionsTable } from '../../kernel/db/schema.js';
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
@@ -59,6 +59,39 @@ function matching(db: Kysely<DB>, platformId: string, value: string, columns: Id
 }
 
 /**
+ * The ids of the transactions of one customer (the customerId / platformCustomerId filters):
+ * those made on its behalf (`column` = `value`), and those the platform made on its own
+ * behalf (customer_id = the platform id, as the reference shows them) that pay one of the
+ * customer's accounts — a reward from the platform's account to the customer's wallet is
+ * listed under the customer too (hosted docs: rewards sandbox testing, listing
+ * transactions). Each part is an indexed search, united.
+ */
+function forCustomer(
+  db: Kysely<DB>,
+  platformId: string,
+  column: 'customer_id' | 'platform_customer_id',
+  value: string,
+  whichCustomers: (q: SelectQueryBuilder<DB, 'customers', object>) => SelectQueryBuilder<DB, 'customers', object>,
+) {
+  const customers = whichCustomers(db.selectFrom('customers').where('platform_id', '=', platformId)).select('id');
+  const accounts = db
+    .selectFrom('external_accounts')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('customer_id', 'in', customers)
+    .union(db.selectFrom('internal_accounts').select('id').where('platform_id', '=', platformId).where('customer_id', 'in', customers));
+  const own = db.withTables<ListTables>().selectFrom('transactions').select('id').where('platform_id', '=', platformId).where(column, '=', value);
+  const paidByPlatform = db
+    .withTables<ListTables>()
+    .selectFrom('transactions')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', platformId)
+    .where('destination_account_id', 'in', accounts);
+  return own.union(paidByPlatform);
+}
+
+/**
  * The platform's transactions matching the filter (paginate over it). `nowMs` places the
  * status filter where the API view does: a quote's PENDING transaction never started whose
  * quote has expired shows (and so filters as) EXPIRED.
@@ -70,8 +103,16 @@ function matching(db: Kysely<DB>, platformId: string, value: string, columns: Id
  */
 export function transactionQuery(db: Kysely<DB>, platformId: string, f: TransactionFilter, nowMs: number) {
   let q = db.withTables<ListTables>().selectFrom('transactions').where('platform_id', '=', platformId);
-  if (f.customerId !== undefined) q = q.where('customer_id', '=', f.customerId);
-  if (f.platformCustomerId !== undefined) q = q.where('platform_customer_id', '=', f.platformCustomerId);
+  if (f.customerId !== undefined) {
+    const customerId = f.customerId;
+    q = customerId.startsWith('Customer:')
+      ? q.where('id', 'in', forCustomer(db, platformId, 'customer_id', customerId, (c) => c.where('id', '=', customerId)))
+      : q.where('customer_id', '=', customerId);
+  }
+  if (f.platformCustomerId !== undefined) {
+    const ref = f.platformCustomerId;
+    q = q.where('id', 'in', forCustomer(db, platformId, 'platform_customer_id', ref, (c) => c.where('platform_customer_id', '=', ref)));
+  }
   if (f.senderAccountIdentifier !== undefined) q = q.where('sender_identifier', '=', f.senderAccountIdentifier);
   if (f.receiverAccountIdentifier !== undefined) q = q.where('id', 'in', matching(db, platformId, f.receiverAccountIdentifier, RECEIVER));
   if (f.accountIdentifier !== undefined) q = q.where('id', 'in', matching(db, platformId, f.accountIdentifier, [...SENDER, ...RECEIVER]));
