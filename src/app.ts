@@ -16,6 +16,7 @@ import { ApiError, apiError } from './kernel/errors.js';
 import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
+import type { Sealer } from './kernel/sealed.js';
 import { closeQueryString, lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
 
 export interface AppDeps {
@@ -26,6 +27,8 @@ export interface AppDeps {
   hooks: Hooks;
   /** Webhook delivery (its worker runs only when the server starts it). */
   webhooks: WebhookDeliverer;
+  /** Seals sensitive values kept at rest (kernel/sealed.ts). */
+  sealer: Sealer;
   /** Resolves AgentAuth bearer tokens; absent until the agents area exists. */
   agentResolver?: AgentResolver;
 }

@@ -13,8 +13,8 @@ import { createOwner, getOwner, listOwners, updateOwnerById } from './service.js
 const tags = ['KYC/KYB Verifications'];
 
 export const beneficialOwnersRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store, clock } = app.deps;
-  const deps = { store };
+  const { store, clock, sealer } = app.deps;
+  const deps = { store, sealer };
 
   app.post(
     '/beneficial-owners',

@@ -618,6 +618,20 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
         await db.schema.createIndex('webhook_deliveries_platform_due').on('webhook_deliveries').columns(['platform_id', 'status', 'next_attempt_ms']).execute();
       },
     },
+    '0017_sealed_identifiers': {
+      async up(db: AnyDb) {
+        // A beneficial owner's full identification number, sealed (kernel/sealed.ts); rows
+        // from before keep only the last 4 in personal_info.
+        await db.schema.alterTable('beneficial_owners').addColumn('identifier_sealed', 'text').execute();
+        // The data key when PAYMENTS_DATA_KEY is not set: one row, written at the first start.
+        await db.schema
+          .createTable('data_keys')
+          .addColumn('id', 'integer', (c) => c.primaryKey())
+          .addColumn('data_key', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 
