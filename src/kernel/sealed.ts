@@ -23,13 +23,15 @@ const TAG_BYTES = 16;
 const KEY_ID_LABEL = 'payments-service data key id v1';
 
 /**
- * PAYMENTS_DATA_KEY's text as a key: 32 bytes written as 64 hex digits or in base64
+ * PAYMENTS_DATA_KEY's text as a key: 32 bytes written in hex (64 digits) or in base64
  * (standard or url-safe, padding optional). Anything else throws, without echoing the value.
  */
 export function parseDataKey(text: string, name = 'PAYMENTS_DATA_KEY'): Buffer {
   const t = text.trim();
   let key: Buffer | undefined;
-  if (/^[0-9a-fA-F]{64}$/.test(t)) key = Buffer.from(t, 'hex');
+  // Hex when every character is a hex digit and there is an even number of them (a 32-byte
+  // key in base64 has 43 or 44 characters, so it is never taken for hex).
+  if (/^(?:[0-9a-fA-F]{2})+$/.test(t)) key = Buffer.from(t, 'hex');
   else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(t)) key = Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   if (key === undefined) throw new Error(`${name} must be ${DATA_KEY_BYTES} bytes written as 64 hex digits or as base64`);
   if (key.length !== DATA_KEY_BYTES) {
@@ -38,14 +40,20 @@ export function parseDataKey(text: string, name = 'PAYMENTS_DATA_KEY'): Buffer {
   return key;
 }
 
-/** Keys that can open values, by key id: every data key this process has loaded. */
+/**
+ * Keys that can open values, by key id: every data key this process has loaded (one in a
+ * server; tests run several stores in one process).
+ */
 const keyring = new Map<string, Buffer>();
 
 function keyIdOf(key: Buffer): string {
   return createHmac('sha256', key).update(KEY_ID_LABEL).digest().subarray(0, 6).toString('base64url');
 }
 
-/** Seals with one data key; opening goes through the keyring (`openSealed`), so views need no key. */
+/**
+ * Seals with one data key. Opening goes through the keyring (`openSealed`), so the views that
+ * open values need no key: `loadSealer` puts the process's data key there.
+ */
 export class Sealer {
   readonly keyId: string;
   readonly #key: Buffer;
@@ -54,7 +62,12 @@ export class Sealer {
     if (key.length !== DATA_KEY_BYTES) throw new Error(`A data key is ${DATA_KEY_BYTES} bytes, got ${key.length}`);
     this.#key = Buffer.from(key);
     this.keyId = keyIdOf(this.#key);
+  }
+
+  /** Let `openSealed` open what this key sealed. */
+  register(): this {
     keyring.set(this.keyId, this.#key);
+    return this;
   }
 
   /** Seal `plaintext` for `context` (e.g. `beneficial_owners.identifier:<id>`). */
@@ -101,12 +114,12 @@ export function openSealed(sealed: string, context: string): string | undefined 
  * starting together insert-or-keep the same row, then both read the one that won).
  */
 export async function loadSealer(db: Db, configured: Buffer | undefined, at: string): Promise<{ sealer: Sealer; source: 'environment' | 'store' }> {
-  if (configured) return { sealer: new Sealer(configured), source: 'environment' };
+  if (configured) return { sealer: new Sealer(configured).register(), source: 'environment' };
   await db
     .insertInto('data_keys')
     .values({ id: 1, data_key: randomBytes(DATA_KEY_BYTES).toString('base64'), created_at: at })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
   const row = await db.selectFrom('data_keys').select('data_key').where('id', '=', 1).executeTakeFirstOrThrow();
-  return { sealer: new Sealer(parseDataKey(row.data_key, 'The stored data key')), source: 'store' };
+  return { sealer: new Sealer(parseDataKey(row.data_key, 'The stored data key')).register(), source: 'store' };
 }
