@@ -322,6 +322,41 @@ describe(`beneficial owners (${STORE})`, () => {
   });
 });
 
+describe(`the served OpenAPI document (${STORE})`, () => {
+  it("lists identifier (required) on the owner's personalInfo, and not on the customer", async () => {
+    const t = await makeApp();
+    try {
+      const spec = (await t.call('GET', '/openapi.json')).json() as Record<string, any>;
+      const deref = (schema: Record<string, any>): Record<string, any> =>
+        schema.$ref ? deref(spec.components.schemas[(schema.$ref as string).split('/').pop()!]) : schema;
+      const answer = (path: string, method: string, status: string) => deref(spec.paths[path][method].responses[status].content['application/json'].schema);
+      const owners = [
+        answer('/beneficial-owners', 'post', '201'),
+        answer('/beneficial-owners/{beneficialOwnerId}', 'get', '200'),
+        answer('/beneficial-owners/{beneficialOwnerId}', 'patch', '200'),
+        deref(deref(answer('/beneficial-owners', 'get', '200').properties.data).items),
+      ];
+      const customers = [answer('/customers', 'post', '201'), answer('/customers/{customerId}', 'get', '200'), answer('/customers/{customerId}', 'patch', '200')];
+      owners.push(deref(deref(customers[1]!.properties.beneficialOwners).items));
+      for (const owner of owners) {
+        const info = deref(owner.properties.personalInfo);
+        expect(info.properties.identifier).toMatchObject({ type: 'string' });
+        expect(info.required).toContain('identifier');
+      }
+      for (const customer of customers) {
+        expect(Object.keys(customer.properties)).toContain('idType');
+        expect(Object.keys(customer.properties)).not.toContain('identifier');
+      }
+      // The individual's create body still takes it, marked write-only.
+      const create = spec.paths['/customers'].post.requestBody.content['application/json'].schema;
+      const individual = deref(create.oneOf.map(deref).find((b: Record<string, any>) => b.properties.customerType.enum?.[0] === 'INDIVIDUAL'));
+      expect(individual.properties.identifier).toMatchObject({ type: 'string', writeOnly: true });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe(`beneficial owners in CUSTOMER.KYB_* webhooks (${STORE})`, () => {
   it('the business in the webhook carries its owners with their identifier as sent', async () => {
     const t = await makeApp({ worker: true });
