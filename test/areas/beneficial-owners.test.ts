@@ -298,6 +298,27 @@ describe(`beneficial owners (${STORE})`, () => {
     expect(named.json().personalInfo).toMatchObject({ firstName: 'Janet', identifier: 'X-99 887' });
   });
 
+  it('an Idempotency-Key replay answers the identifier in full; the stored answer keeps it sealed', async () => {
+    const key = { 'idempotency-key': `owner-${Math.random().toString(36).slice(2)}` };
+    const body = { customerId: business, roles: ['UBO'], ownershipPercentage: 20, personalInfo: { ...PERSONAL, identifier: '345-67-8901' } };
+    const first = await t.call('POST', '/beneficial-owners', body, key);
+    expect(first.statusCode, first.body).toBe(201);
+    expect(first.json().personalInfo.identifier).toBe('345-67-8901');
+    const again = await t.call('POST', '/beneficial-owners', body, key);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    const stored = await t.store.db.selectFrom('idempotency_keys').selectAll().where('key', '=', key['idempotency-key']).executeTakeFirstOrThrow();
+    expect(stored.response_body).toMatch(/^v1\./);
+    expect(JSON.stringify(stored)).not.toContain('345-67');
+    // A stored answer that no longer opens is never replayed as something else, nor executed again.
+    const owners = (await t.call('GET', `/beneficial-owners?customerId=${encodeURIComponent(business)}&limit=100`)).json().data.length as number;
+    const foreign = new Sealer(Buffer.alloc(32, 9)).seal(first.body, 'elsewhere');
+    await t.store.db.updateTable('idempotency_keys').set({ response_body: foreign }).where('key', '=', key['idempotency-key']).execute();
+    envelope(await t.call('POST', '/beneficial-owners', body, key), 409, 'CONFLICT');
+    expect((await t.call('GET', `/beneficial-owners?customerId=${encodeURIComponent(business)}&limit=100`)).json().data).toHaveLength(owners);
+  });
+
   it('answers the masked last 4 when the full number cannot be opened: owners from before it was kept, another key, a moved value', async () => {
     const a = await create();
     const b = await create({ personalInfo: { ...PERSONAL, idType: 'NON_US_TAX_ID', identifier: 'ZZ-55 4433', countryOfIssuance: 'FR' } });

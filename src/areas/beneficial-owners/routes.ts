@@ -19,6 +19,8 @@ export const beneficialOwnersRoutes: FastifyPluginAsyncTypebox = async (app) => 
   app.post(
     '/beneficial-owners',
     {
+      // The answer carries the full identification number: a stored replay is kept sealed.
+      config: { sealStoredAnswer: true },
       schema: {
         tags,
         operationId: 'createBeneficialOwner',
