@@ -23,6 +23,8 @@ export interface Running {
   /** Webhook delivery; `runDue()` sends what is due (tests run it by hand: no worker there). */
   webhooks: WebhookDeliverer;
   bootstrap: BootstrapResult;
+  /** Where the data key sealing values at rest comes from (kernel/sealed.ts). */
+  dataKeySource: 'environment' | 'store';
   /** Stop accepting, finish in-flight requests, stop the job loop, close the store. */
   close(): Promise<void>;
 }
@@ -93,6 +95,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobs,
     webhooks,
     bootstrap,
+    dataKeySource: keySource,
     async close() {
       if (closed) return;
       closed = true;
