@@ -16,6 +16,7 @@ import { ApiError, apiError } from './kernel/errors.js';
 import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
+import { openSealed, type Sealer } from './kernel/sealed.js';
 import { closeQueryString, lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
 import { nameSchemas } from './kernel/openapi.js';
 import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './areas/openapi.js';
@@ -28,6 +29,8 @@ export interface AppDeps {
   hooks: Hooks;
   /** Webhook delivery (its worker runs only when the server starts it). */
   webhooks: WebhookDeliverer;
+  /** Seals sensitive values kept at rest (kernel/sealed.ts). */
+  sealer: Sealer;
   /** Resolves AgentAuth bearer tokens; absent until the agents area exists. */
   agentResolver?: AgentResolver;
 }
@@ -192,9 +195,13 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
         return;
       }
       if (claim.kind === 'replay') {
+        const body = req.routeOptions.config.sealStoredAnswer ? openSealed(claim.body, storedAnswerContext(platformId, key)) : claim.body;
+        if (body === undefined) {
+          throw apiError(409, 'CONFLICT', `The answer stored under Idempotency-Key "${key}" was sealed with another data key and cannot be replayed; use a new key`);
+        }
         reply.header('idempotent-replayed', 'true').code(claim.status);
         if (claim.contentType) reply.type(claim.contentType);
-        return reply.send(claim.body);
+        return reply.send(body);
       }
       if (claim.kind === 'mismatch') {
         throw apiError(400, 'INVALID_INPUT', `Idempotency-Key "${key}" was already used with a different request`, {
@@ -220,6 +227,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       // a replay names the same resource without repeating its secret.
       const secrets = req.routeOptions.config.secretFields;
       if (secrets && body) body = withoutFields(body, secrets);
+      if (req.routeOptions.config.sealStoredAnswer) body = deps.sealer.seal(body, storedAnswerContext(claim.platformId, claim.key));
       const type = reply.getHeader('content-type');
       await completeKey(deps.store.db, claim.platformId, claim.key, reply.statusCode, body, typeof type === 'string' ? type : null);
     }
@@ -227,6 +235,11 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   }
 
   return app;
+}
+
+/** The additional authenticated data of a sealed stored answer: its table, platform and key. */
+function storedAnswerContext(platformId: string, key: string): string {
+  return `idempotency_keys.response_body:${platformId}:${key}`;
 }
 
 function withoutFields(json: string, fields: readonly string[]): string {

@@ -1,3 +1,5 @@
+import { parseDataKey } from './kernel/sealed.js';
+
 // Runtime configuration, from the environment (the runtime contract in DEVELOPERS.md).
 
 export interface Config {
@@ -8,6 +10,8 @@ export interface Config {
   apiClientSecret: string | undefined;
   adminKey: string | undefined;
   logLevel: string;
+  /** PAYMENTS_DATA_KEY: the key sealing sensitive values at rest; absent: a key kept in the store. */
+  dataKey: Buffer | undefined;
 }
 
 export const API_VERSION = '2025-10-13';
@@ -31,5 +35,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiClientSecret: secret,
     adminKey: env.PAYMENTS_ADMIN_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
+    dataKey: env.PAYMENTS_DATA_KEY ? parseDataKey(env.PAYMENTS_DATA_KEY) : undefined,
   };
 }

@@ -22,7 +22,7 @@ const USAGE = `Usage: payments-service <command>
   token revoke [--platform <id>] <tokenId>
 
 Environment: DATABASE_URL, PORT, HOST, PAYMENTS_API_TOKEN_ID, PAYMENTS_API_CLIENT_SECRET,
-PAYMENTS_ADMIN_KEY, LOG_LEVEL. Without --platform, token commands act on the default platform.`;
+PAYMENTS_ADMIN_KEY, PAYMENTS_DATA_KEY, LOG_LEVEL. Without --platform, token commands act on the default platform.`;
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -35,6 +35,7 @@ async function serve(): Promise<void> {
   out.write(`  Store:  ${store.describe}\n`);
   out.write(`  Platform: ${bootstrap.platform.id} (${bootstrap.platform.name})\n`);
   out.write(`  Operator API (/admin): ${config.adminKey ? 'enabled' : 'disabled (set PAYMENTS_ADMIN_KEY)'}\n`);
+  out.write(`  Data key: ${running.dataKeySource === 'environment' ? 'PAYMENTS_DATA_KEY' : 'kept in the store (set PAYMENTS_DATA_KEY to keep it outside)'}\n`);
   if (bootstrap.generated) {
     out.write('\n  Generated API credentials for the default platform (shown once; store them now):\n');
     out.write(`    PAYMENTS_API_TOKEN_ID=${bootstrap.generated.clientId}\n`);

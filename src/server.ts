@@ -9,6 +9,8 @@ import { migrate } from './kernel/db/migrations.js';
 import { Hooks } from './kernel/hooks.js';
 import { apiError } from './kernel/errors.js';
 import { JobQueue } from './kernel/jobs.js';
+import { loadSealer } from './kernel/sealed.js';
+import { ownersSealedWithOtherKeys } from './areas/beneficial-owners/store.js';
 import { WebhookDeliverer } from './areas/webhooks/service.js';
 
 /** How long a stop waits for requests in flight before it closes their connections. */
@@ -21,6 +23,8 @@ export interface Running {
   /** Webhook delivery; `runDue()` sends what is due (tests run it by hand: no worker there). */
   webhooks: WebhookDeliverer;
   bootstrap: BootstrapResult;
+  /** Where the data key sealing values at rest comes from (kernel/sealed.ts). */
+  dataKeySource: 'environment' | 'store';
   /** Stop accepting, finish in-flight requests, stop the job loop, close the store. */
   close(): Promise<void>;
 }
@@ -43,15 +47,24 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const clock = opts.clock ?? systemClock;
   const store = opts.store ?? (await openStore(parseDatabaseUrl(config.databaseUrl), { backgroundCheckpoints: true, ...opts.storeOptions }));
   await migrate(store);
+  // The data key sealing sensitive values at rest: PAYMENTS_DATA_KEY, else the store's own.
+  const { sealer, source: keySource } = await loadSealer(store.db, config.dataKey, new Date(clock.nowMs()).toISOString());
   const bootstrap = await ensureDefaultPlatform(store, clock, { tokenId: config.apiTokenId, clientSecret: config.apiClientSecret });
   // Accounts of platforms and customers that predate them (one query when none is missing).
   await backfillAccounts(store, clock);
   const jobs = new JobQueue(store, clock);
   const hooks = new Hooks();
   const webhooks = new WebhookDeliverer(store, clock, undefined, opts.webhookTimeoutMs !== undefined ? { timeoutMs: opts.webhookTimeoutMs } : {});
-  const app = await buildApp({ store, clock, config, jobs, hooks, webhooks }, opts.logger !== undefined ? { logger: opts.logger } : {});
+  const app = await buildApp({ store, clock, config, jobs, hooks, webhooks, sealer }, opts.logger !== undefined ? { logger: opts.logger } : {});
   jobs.useLogger(app.log);
   webhooks.useLogger(app.log);
+  const unreadable = await ownersSealedWithOtherKeys(store.db, sealer.keyId);
+  if (unreadable > 0) {
+    app.log.warn(
+      { keySource, unreadable },
+      `${unreadable} beneficial owner identification numbers were sealed with another data key (PAYMENTS_DATA_KEY changed?); they are answered masked`,
+    );
+  }
   // Graceful stop: Node closes idle keep-alive connections when the server closes, but a
   // connection whose request is still in flight would stay open (keepAliveTimeout, 72 s)
   // after its answer. Once stopping, answers carry Connection: close, so each such
@@ -82,6 +95,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobs,
     webhooks,
     bootstrap,
+    dataKeySource: keySource,
     async close() {
       if (closed) return;
       closed = true;

@@ -13,6 +13,11 @@ declare module 'fastify' {
     /** Response fields that are secrets: never stored for an Idempotency-Key replay. */
     secretFields?: readonly string[];
     /**
+     * The answer carries sensitive values (a beneficial owner's identifier): the answer kept
+     * for an Idempotency-Key replay is stored sealed (kernel/sealed.ts) and opened to replay.
+     */
+    sealStoredAnswer?: boolean;
+    /**
      * An operation the official clients call that is newer than the 2025-10-13 reference:
      * served, and marked in the OpenAPI document with `x-extension: true`.
      */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp, waitFor } from '../helpers.js';
 import { Receiver } from '../webhook-receiver.js';
+import { Sealer } from '../../src/kernel/sealed.js';
 
 // Beneficial owners of business customers: create, get, list, partial update, and the
 // validation that reports every invalid field in one 400.
@@ -61,35 +62,36 @@ describe(`beneficial owners (${STORE})`, () => {
     return res.json() as Owner;
   }
 
-  it('creates an owner (201): UNVERIFIED, identifier shown masked', async () => {
+  it('creates an owner (201): UNVERIFIED, the identifier returned as sent and sealed at rest', async () => {
     const res = await t.call('POST', '/beneficial-owners', { customerId: business, roles: ['UBO', 'DIRECTOR'], ownershipPercentage: 51, personalInfo: PERSONAL });
     expect(res.statusCode, res.body).toBe(201);
     const o = res.json() as Owner;
     expect(o.id).toMatch(OWNER_ID);
-    const { identifier: _id, ...shown } = PERSONAL;
     expect(o).toEqual({
       id: o.id,
       customerId: business,
       roles: ['UBO', 'DIRECTOR'],
       ownershipPercentage: 51,
-      personalInfo: { ...shown, identifier: '***-**-6789', countryOfIssuance: 'US' },
+      personalInfo: { ...PERSONAL, identifier: '123-45-6789', countryOfIssuance: 'US' },
       kycStatus: 'UNVERIFIED',
       createdAt: o.createdAt,
       updatedAt: o.createdAt,
     });
-    expect(res.body).not.toContain('123-45');
 
-    // Stored only as its last 4 characters.
-    const row = await t.store.db.selectFrom('beneficial_owners').select('personal_info').where('id', '=', o.id).executeTakeFirstOrThrow();
+    // At rest: the last 4 in personal_info, the full number only sealed.
+    const row = await t.store.db.selectFrom('beneficial_owners').selectAll().where('id', '=', o.id).executeTakeFirstOrThrow();
     expect(row.personal_info).not.toContain('123-45');
     expect(JSON.parse(row.personal_info).identifierLast4).toBe('6789');
+    expect(row.identifier_sealed).toMatch(/^v1\.[A-Za-z0-9_-]{8}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
+    for (const plain of ['123-45-6789', '123456789', Buffer.from('123-45-6789').toString('base64')]) expect(row.identifier_sealed).not.toContain(plain);
+    expect(JSON.stringify(row)).not.toContain('123-45');
 
     // GET returns the same view; the business embeds it.
     expect((await t.call('GET', `/beneficial-owners/${o.id}`)).json()).toEqual(o);
     const customer = (await t.call('GET', `/customers/${business}`)).json() as { beneficialOwners: Owner[] };
     expect(customer.beneficialOwners.find((x) => x.id === o.id)).toEqual(o);
     const list = (await t.call('GET', `/customers?customerType=BUSINESS&limit=100`)).json() as { data: Array<{ id: string; beneficialOwners: Owner[] }> };
-    expect(list.data.find((c) => c.id === business)!.beneficialOwners.find((x) => x.id === o.id)!.personalInfo.identifier).toBe('***-**-6789');
+    expect(list.data.find((c) => c.id === business)!.beneficialOwners.find((x) => x.id === o.id)!.personalInfo.identifier).toBe('123-45-6789');
     const owners = (await t.call('GET', `/beneficial-owners?customerId=${encodeURIComponent(business)}`)).json() as { data: Owner[] };
     expect(owners.data.find((x) => x.id === o.id)).toEqual(o);
   });
@@ -97,8 +99,7 @@ describe(`beneficial owners (${STORE})`, () => {
   it('accepts only the required personal fields', async () => {
     const { middleName: _m, email: _e, phoneNumber: _p, identifier: _i, ...required } = PERSONAL;
     const o = await create({ roles: ['CONTROL_PERSON'], ownershipPercentage: 0, personalInfo: { ...required, idType: 'NON_US_TAX_ID', identifier: 'AB123456', countryOfIssuance: 'GB' } });
-    expect(o.personalInfo).toEqual({ ...required, idType: 'NON_US_TAX_ID', identifier: '****3456', countryOfIssuance: 'GB' });
-    expect(JSON.stringify(o)).not.toContain('AB12');
+    expect(o.personalInfo).toEqual({ ...required, idType: 'NON_US_TAX_ID', identifier: 'AB123456', countryOfIssuance: 'GB' });
   });
 
   it('refuses an individual customer with 400 INVALID_INPUT naming customerId', async () => {
@@ -197,13 +198,15 @@ describe(`beneficial owners (${STORE})`, () => {
     const u = res.json() as Owner;
     expect(u.roles).toEqual(o.roles);
     expect(u.ownershipPercentage).toBe(30);
-    expect(u.personalInfo).toEqual({ ...o.personalInfo, middleName: 'Ann', address: { ...ADDRESS, line1: '2 Mission Street' }, identifier: '***-**-4321' });
+    expect(u.personalInfo).toEqual({ ...o.personalInfo, middleName: 'Ann', address: { ...ADDRESS, line1: '2 Mission Street' }, identifier: '234-56-4321' });
     expect(u.kycStatus).toBe('UNVERIFIED');
     expect(u.createdAt).toBe(o.createdAt);
     expect(u.updatedAt! > o.createdAt).toBe(true);
-    expect(res.body).not.toContain('234-56');
-    const row = await t.store.db.selectFrom('beneficial_owners').select('personal_info').where('id', '=', o.id).executeTakeFirstOrThrow();
+    const row = await t.store.db.selectFrom('beneficial_owners').selectAll().where('id', '=', o.id).executeTakeFirstOrThrow();
     expect(JSON.parse(row.personal_info).identifierLast4).toBe('4321');
+    expect(JSON.stringify(row)).not.toContain('234-56');
+    expect(JSON.stringify(row)).not.toContain('123-45');
+    expect((await t.call('GET', `/beneficial-owners/${o.id}`)).json().personalInfo.identifier).toBe('234-56-4321');
 
     const roles = await t.call('PATCH', `/beneficial-owners/${o.id}`, { roles: ['COMPANY_OFFICER'] });
     expect(roles.json()).toMatchObject({ roles: ['COMPANY_OFFICER'], ownershipPercentage: 30 });
@@ -285,17 +288,98 @@ describe(`beneficial owners (${STORE})`, () => {
     expect((await t.call('GET', `/beneficial-owners/${o.id}`)).json()).toEqual(o);
   });
 
-  it('an ITIN and a changed idType are masked the same way', async () => {
+  it('an ITIN and a changed idType come back exactly as sent; an update without identifier keeps it', async () => {
     const o = await create({ personalInfo: { ...PERSONAL, idType: 'ITIN', identifier: '912-70-1234' } });
-    expect(o.personalInfo.identifier).toBe('***-**-1234');
+    expect(o.personalInfo.identifier).toBe('912-70-1234');
     const u = await t.call('PATCH', `/beneficial-owners/${o.id}`, { personalInfo: { idType: 'NON_US_TAX_ID', identifier: 'X-99 887', countryOfIssuance: 'DE' } });
     expect(u.statusCode, u.body).toBe(200);
-    expect((u.json() as Owner).personalInfo.identifier).toBe('****9887');
+    expect((u.json() as Owner).personalInfo.identifier).toBe('X-99 887');
+    const named = await t.call('PATCH', `/beneficial-owners/${o.id}`, { personalInfo: { firstName: 'Janet' } });
+    expect(named.json().personalInfo).toMatchObject({ firstName: 'Janet', identifier: 'X-99 887' });
+  });
+
+  it('an Idempotency-Key replay answers the identifier in full; the stored answer keeps it sealed', async () => {
+    const key = { 'idempotency-key': `owner-${Math.random().toString(36).slice(2)}` };
+    const body = { customerId: business, roles: ['UBO'], ownershipPercentage: 20, personalInfo: { ...PERSONAL, identifier: '345-67-8901' } };
+    const first = await t.call('POST', '/beneficial-owners', body, key);
+    expect(first.statusCode, first.body).toBe(201);
+    expect(first.json().personalInfo.identifier).toBe('345-67-8901');
+    const again = await t.call('POST', '/beneficial-owners', body, key);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    const stored = await t.store.db.selectFrom('idempotency_keys').selectAll().where('key', '=', key['idempotency-key']).executeTakeFirstOrThrow();
+    expect(stored.response_body).toMatch(/^v1\./);
+    expect(JSON.stringify(stored)).not.toContain('345-67');
+    // A stored answer that no longer opens is never replayed as something else, nor executed again.
+    const owners = (await t.call('GET', `/beneficial-owners?customerId=${encodeURIComponent(business)}&limit=100`)).json().data.length as number;
+    const foreign = new Sealer(Buffer.alloc(32, 9)).seal(first.body, 'elsewhere');
+    await t.store.db.updateTable('idempotency_keys').set({ response_body: foreign }).where('key', '=', key['idempotency-key']).execute();
+    envelope(await t.call('POST', '/beneficial-owners', body, key), 409, 'CONFLICT');
+    expect((await t.call('GET', `/beneficial-owners?customerId=${encodeURIComponent(business)}&limit=100`)).json().data).toHaveLength(owners);
+  });
+
+  it('answers the masked last 4 when the full number cannot be opened: owners from before it was kept, another key, a moved value', async () => {
+    const a = await create();
+    const b = await create({ personalInfo: { ...PERSONAL, idType: 'NON_US_TAX_ID', identifier: 'ZZ-55 4433', countryOfIssuance: 'FR' } });
+    const sealedOf = async (id: string) =>
+      (await t.store.db.selectFrom('beneficial_owners').select('identifier_sealed').where('id', '=', id).executeTakeFirstOrThrow()).identifier_sealed!;
+    const identifierOf = async (id: string) => (await t.call('GET', `/beneficial-owners/${id}`)).json().personalInfo.identifier as string;
+
+    // A value sealed for another row does not open here (the row id is authenticated).
+    await t.store.db.updateTable('beneficial_owners').set({ identifier_sealed: await sealedOf(a.id) }).where('id', '=', b.id).execute();
+    expect(await identifierOf(b.id)).toBe('****4433');
+    // Sealed with a key this process does not have.
+    const stranger = new Sealer(Buffer.alloc(32, 7)).seal('999-88-7777', `beneficial_owners.identifier:${a.id}`);
+    await t.store.db.updateTable('beneficial_owners').set({ identifier_sealed: stranger }).where('id', '=', a.id).execute();
+    expect(await identifierOf(a.id)).toBe('***-**-6789');
+    // An owner from before migration 0017: only the last 4 were kept.
+    await t.store.db.updateTable('beneficial_owners').set({ identifier_sealed: null }).where('id', '=', a.id).execute();
+    expect(await identifierOf(a.id)).toBe('***-**-6789');
+    // Sending the number again keeps it in full from then on.
+    const again = await t.call('PATCH', `/beneficial-owners/${a.id}`, { personalInfo: { identifier: '123-45-6789' } });
+    expect(again.json().personalInfo.identifier).toBe('123-45-6789');
+    expect(await identifierOf(a.id)).toBe('123-45-6789');
+  });
+});
+
+describe(`the served OpenAPI document (${STORE})`, () => {
+  it("lists identifier (required) on the owner's personalInfo, and not on the customer", async () => {
+    const t = await makeApp();
+    try {
+      const spec = (await t.call('GET', '/openapi.json')).json() as Record<string, any>;
+      const deref = (schema: Record<string, any>): Record<string, any> =>
+        schema.$ref ? deref(spec.components.schemas[(schema.$ref as string).split('/').pop()!]) : schema;
+      const answer = (path: string, method: string, status: string) => deref(spec.paths[path][method].responses[status].content['application/json'].schema);
+      const owners = [
+        answer('/beneficial-owners', 'post', '201'),
+        answer('/beneficial-owners/{beneficialOwnerId}', 'get', '200'),
+        answer('/beneficial-owners/{beneficialOwnerId}', 'patch', '200'),
+        deref(deref(answer('/beneficial-owners', 'get', '200').properties.data).items),
+      ];
+      const customers = [answer('/customers', 'post', '201'), answer('/customers/{customerId}', 'get', '200'), answer('/customers/{customerId}', 'patch', '200')];
+      owners.push(deref(deref(customers[1]!.properties.beneficialOwners).items));
+      for (const owner of owners) {
+        const info = deref(owner.properties.personalInfo);
+        expect(info.properties.identifier).toMatchObject({ type: 'string' });
+        expect(info.required).toContain('identifier');
+      }
+      for (const customer of customers) {
+        expect(Object.keys(customer.properties)).toContain('idType');
+        expect(Object.keys(customer.properties)).not.toContain('identifier');
+      }
+      // The individual's create body still takes it, marked write-only.
+      const create = spec.paths['/customers'].post.requestBody.content['application/json'].schema;
+      const individual = deref(create.oneOf.map(deref).find((b: Record<string, any>) => b.properties.customerType.enum?.[0] === 'INDIVIDUAL'));
+      expect(individual.properties.identifier).toMatchObject({ type: 'string', writeOnly: true });
+    } finally {
+      await t.close();
+    }
   });
 });
 
 describe(`beneficial owners in CUSTOMER.KYB_* webhooks (${STORE})`, () => {
-  it('the business in the webhook carries its owners with their masked identifier', async () => {
+  it('the business in the webhook carries its owners with their identifier as sent', async () => {
     const t = await makeApp({ worker: true });
     const receiver = await new Receiver().start();
     try {
@@ -313,9 +397,8 @@ describe(`beneficial owners in CUSTOMER.KYB_* webhooks (${STORE})`, () => {
       const data = hook.json.data as { id: string; beneficialOwners: Owner[] };
       expect(data.id).toBe(customerId);
       expect(data.beneficialOwners).toHaveLength(1);
-      expect(data.beneficialOwners[0]!.personalInfo.identifier).toBe('***-**-9876');
+      expect(data.beneficialOwners[0]!.personalInfo.identifier).toBe('321-54-9876');
       expect(data.beneficialOwners[0]!.kycStatus).toBe('APPROVED');
-      expect(hook.body).not.toContain('321-54');
     } finally {
       await receiver.stop();
       await t.close();

@@ -925,5 +925,51 @@ describe(`UMA address username length (${STORE})`, () => {
   it("accepts a domain other than the platform's UMA domain (not checked, see docs/decisions.md)", async () => {
     const c = await create(t, individual({ umaAddress: '$john.sender@mycompany.com' }));
     expect(c.umaAddress).toBe('$john.sender@mycompany.com');
+
+  });
+});
+
+describe(`an individual's identifier is write-only (${STORE})`, () => {
+  it('is in no answer and no CUSTOMER.* payload, and is kept only as far as verification needs (presence, last 4)', async () => {
+    const t = await makeApp();
+    try {
+      // Resolved at create (no paperwork), so the create announces CUSTOMER.KYC_APPROVED.
+      const p = await newPlatform(t, { name: 'No paperwork', skipVerificationPaperwork: true });
+      const res = await t.call('POST', '/customers', individual({ fullName: 'Iris Written', address: { ...ADDRESS }, idType: 'SSN', identifier: SSN }), p.auth);
+      expect(res.statusCode, res.body).toBe(201);
+      expectNoIdentifier(res);
+      const c = res.json() as Customer;
+      expect(c.kycStatus).toBe('APPROVED');
+      const updated = await t.call('PATCH', `/customers/${c.id}`, { customerType: 'INDIVIDUAL', identifier: '234-56-7890' }, p.auth);
+      expect(updated.statusCode, updated.body).toBe(200);
+      expectNoIdentifier(updated);
+      expect(updated.body).not.toContain('234-56');
+      for (const read of [await t.call('GET', `/customers/${c.id}`, undefined, p.auth), await t.call('GET', '/customers', undefined, p.auth)]) {
+        expect(read.statusCode).toBe(200);
+        expectNoIdentifier(read);
+        expect(read.body).not.toContain('234-56');
+      }
+      const events = await listEvents(t.store.db, p.id, { resourceId: c.id });
+      expect(events.map((e) => e.type)).toEqual(['CUSTOMER.KYC_APPROVED']);
+      expect(events[0]!.payload.data).toMatchObject({ id: c.id, idType: 'SSN', kycStatus: 'APPROVED' });
+      expect(JSON.stringify(events[0]!.payload)).not.toContain('identifier');
+      expect(JSON.stringify(events[0]!.payload)).not.toContain(SSN);
+
+      // At rest: its last 4 (what verification checks the presence of), never the number.
+      const row = await t.store.db.selectFrom('customers').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow();
+      expect(JSON.parse(row.fields)).toMatchObject({ idType: 'SSN', identifierLast4: '7890' });
+      expect(JSON.stringify(row)).not.toContain('234-56');
+      expect(JSON.stringify(row)).not.toContain('123-45');
+
+      // Sent on update only, it still counts as on file for a verification.
+      const later = await create(t, individual({ fullName: 'Ivo Later', address: { ...ADDRESS }, idType: 'SSN' }));
+      const missing = async () =>
+        ((await t.call('POST', '/verifications', { customerId: later.id })).json() as { errors?: Array<{ field?: string }> }).errors?.map((e) => e.field) ?? [];
+      expect(await missing()).toContain('identifier');
+      expectNoIdentifier(await t.call('PATCH', `/customers/${later.id}`, { customerType: 'INDIVIDUAL', identifier: SSN }));
+      expect(await missing()).not.toContain('identifier');
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -227,6 +227,7 @@ describe(`KYC links (${STORE})`, () => {
       expect(res.body).toContain('calendar date');
       expect(res.body).toMatch(/JPEG, PNG or PDF/);
       expect(res.body).toContain('value="10 Downing Street"');
+      expect(res.body).not.toContain('AB123456C'); // the identifier is write-only, on the page too
       const after = (await t.call('GET', `/customers/${c.id}`)).json();
       expect(after).not.toHaveProperty('birthDate');
       expect(after.updatedAt).toBe(c.updatedAt);
@@ -244,6 +245,12 @@ describe(`KYC links (${STORE})`, () => {
       const saved = (await t.call('GET', `/customers/${c.id}`)).json();
       expect(saved.birthDate).toBe('1990-01-01');
       expect(saved.kycStatus).toBe('UNVERIFIED');
+      expect(saved).not.toHaveProperty('identifier');
+      // The page shows the identifier as on file, never its value.
+      const page = (await open(l.kycUrl)).body;
+      expect(page).toContain('on file; leave empty to keep it');
+      expect(page).not.toContain('AB123456C');
+      expect(page).not.toContain('456C');
 
       const done = await submit(l.kycUrl, form({ documentType: 'NATIONAL_ID', documentCountry: 'GB' }, { bytes: PNG, name: 'id.png' }));
       expect(done.statusCode, done.body).toBe(200);

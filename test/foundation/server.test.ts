@@ -346,12 +346,29 @@ if (STORE === 'sqlite') {
       try {
         expect(p.stdout()).toContain('Store:  SQLite (in memory)');
         expect(p.stdout()).not.toContain('PAYMENTS_API_CLIENT_SECRET=');
+        expect(p.stdout()).toContain('Data key: kept in the store (set PAYMENTS_DATA_KEY to keep it outside)');
         expect((await getConfig(p, 'mem-token', 'mem-secret')).status).toBe(200);
         expect((await getConfig(p, 'mem-token', 'other-secret')).status).toBe(401);
       } finally {
         expect(await stop(p)).toBe(0);
       }
       expect(await portClosed(p.port)).toBe(true);
+    }, START_TIMEOUT_MS + 10_000);
+
+    it('takes PAYMENTS_DATA_KEY, and refuses to start with one that is not 32 bytes', async () => {
+      const p = await startServer({ DATABASE_URL: 'sqlite::memory:', PAYMENTS_DATA_KEY: 'ab'.repeat(32) });
+      try {
+        expect(p.stdout()).toContain('Data key: PAYMENTS_DATA_KEY');
+      } finally {
+        expect(await stop(p)).toBe(0);
+      }
+      const bad = await spawnServer({ DATABASE_URL: 'sqlite::memory:', PAYMENTS_DATA_KEY: 'ab'.repeat(16) });
+      const code = await bad.exited;
+      expect(code).not.toBe(0);
+      expect(typeof code).toBe('number');
+      expect(bad.stderr()).toMatch(/PAYMENTS_DATA_KEY must be 32 bytes .*decodes to 16 bytes/);
+      expect(bad.stderr()).not.toContain('ab'.repeat(16));
+      expect(bad.stdout()).not.toContain('2025-10-13');
     }, START_TIMEOUT_MS + 10_000);
   });
 }

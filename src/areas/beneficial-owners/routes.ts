@@ -13,12 +13,14 @@ import { createOwner, getOwner, listOwners, updateOwnerById } from './service.js
 const tags = ['KYC/KYB Verifications'];
 
 export const beneficialOwnersRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store, clock } = app.deps;
-  const deps = { store };
+  const { store, clock, sealer } = app.deps;
+  const deps = { store, sealer };
 
   app.post(
     '/beneficial-owners',
     {
+      // The answer carries the full identification number: a stored replay is kept sealed.
+      config: { sealStoredAnswer: true },
       schema: {
         tags,
         operationId: 'createBeneficialOwner',

@@ -19,7 +19,7 @@ const personalInfoProps = {
   phoneNumber: Type.Optional(Type.String({ format: 'e.164', description: 'Phone number in E.164 form' })),
   address: Address,
   idType: IdentificationType,
-  identifier: Type.String({ minLength: 1, maxLength: 64, description: 'Identification number; kept as its last 4 characters and returned masked (***-**-6789)' }),
+  identifier: Type.String({ minLength: 1, maxLength: 64, description: 'Identification number; kept sealed (encrypted) and returned as sent' }),
   countryOfIssuance: Type.Optional(Country('Country that issued the identification (ISO 3166-1 alpha-2)')),
 };
 

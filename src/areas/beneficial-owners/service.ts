@@ -3,6 +3,7 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, FieldErrors, notFound } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import type { Sealer } from '../../kernel/sealed.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
 import { ownerOutcome } from '../../sandbox/verification-rules.js';
 import { checkIdentification, identifierLast4 } from '../customers/identification.js';
@@ -10,11 +11,15 @@ import { findCustomer, findCustomerForUpdate } from '../customers/store.js';
 import type { PlatformRow } from '../platforms/store.js';
 import type { BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, PersonalInfoUpdate } from './schemas.js';
 import { findOwner, insertOwner, type OwnerRow, ownerQuery, ownerRowsOfCustomer, updateOwner } from './store.js';
-import { type BeneficialOwnerView, ownerView } from './view.js';
+import { type BeneficialOwnerView, identifierContext, ownerView } from './view.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
-/** What `personal_info` keeps: the personal data, with the identifier only as its last 4 characters. */
+/**
+ * What `personal_info` keeps: the personal data, with the identifier only as its last 4
+ * characters (the masked answer when the sealed number cannot be opened); the full number is
+ * sealed in `identifier_sealed`.
+ */
 export interface StoredPersonalInfo {
   firstName: string;
   middleName?: string;
@@ -31,6 +36,7 @@ export interface StoredPersonalInfo {
 
 export interface OwnerDeps {
   store: Store;
+  sealer: Sealer;
 }
 
 /** A business's final KYB results; its owners then resolve by their last name's suffix. */
@@ -78,13 +84,15 @@ export async function createOwner(deps: OwnerDeps, platform: PlatformRow, at: st
     // business resolves is resolved by one of the two.
     const business = (await findCustomerForUpdate(trx, platform.id, customer.id, store.kind === 'postgres'))!;
     const personalInfo = mergePersonalInfo({}, body.personalInfo);
+    const id = newId('BeneficialOwner');
     const row: OwnerRow = {
-      id: newId('BeneficialOwner'),
+      id,
       platform_id: platform.id,
       customer_id: customer.id,
       roles: JSON.stringify(body.roles),
       ownership_percentage: body.ownershipPercentage,
       personal_info: JSON.stringify(personalInfo),
+      identifier_sealed: deps.sealer.seal(body.personalInfo.identifier, identifierContext(id)),
       kyc_status: businessResolvedTerminally(business.status) ? ownerOutcome(personalInfo.lastName) : 'UNVERIFIED',
       created_at: at,
       updated_at: at,
@@ -126,6 +134,7 @@ export async function updateOwnerById(deps: OwnerDeps, platform: PlatformRow, at
     if (body.roles !== undefined) patch.roles = JSON.stringify(body.roles);
     if (body.ownershipPercentage !== undefined) patch.ownership_percentage = body.ownershipPercentage;
     if (body.personalInfo !== undefined) patch.personal_info = JSON.stringify(mergePersonalInfo(personalInfoOf(row), body.personalInfo));
+    if (body.personalInfo?.identifier !== undefined) patch.identifier_sealed = deps.sealer.seal(body.personalInfo.identifier, identifierContext(id));
     await updateOwner(trx, id, patch);
     return ownerView({ ...row, ...patch });
   });

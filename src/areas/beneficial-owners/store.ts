@@ -23,7 +23,7 @@ export async function findOwner(db: Db, platformId: string, id: string): Promise
   return db.selectFrom('beneficial_owners').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function updateOwner(db: Db, id: string, patch: Partial<Pick<OwnerRow, 'roles' | 'ownership_percentage' | 'personal_info' | 'kyc_status' | 'updated_at'>>): Promise<void> {
+export async function updateOwner(db: Db, id: string, patch: Partial<Pick<OwnerRow, 'roles' | 'ownership_percentage' | 'personal_info' | 'identifier_sealed' | 'kyc_status' | 'updated_at'>>): Promise<void> {
   await db.updateTable('beneficial_owners').set(patch).where('id', '=', id).execute();
 }
 
@@ -31,4 +31,15 @@ export function ownerQuery(db: Kysely<DB>, platformId: string, f: { customerId?:
   let q = db.selectFrom('beneficial_owners').where('platform_id', '=', platformId);
   if (f.customerId !== undefined) q = q.where('customer_id', '=', f.customerId);
   return q;
+}
+
+/** How many owners have an identifier sealed with a data key other than `keyId` (kernel/sealed.ts's format). */
+export async function ownersSealedWithOtherKeys(db: Kysely<DB>, keyId: string): Promise<number> {
+  const row = await db
+    .selectFrom('beneficial_owners')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('identifier_sealed', 'is not', null)
+    .where('identifier_sealed', 'not like', `v1.${keyId}.%`)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import type { DB } from '../../kernel/db/schema.js';
+import { openSealed } from '../../kernel/sealed.js';
 import { maskedIdentifier } from '../customers/identification.js';
 import type { BeneficialOwner } from '../customers/schemas.js';
 import { type OwnerRow, ownerRowsOfCustomer } from './store.js';
@@ -8,14 +9,23 @@ import { type OwnerRow, ownerRowsOfCustomer } from './store.js';
 type Db = Kysely<DB> | Transaction<DB>;
 export type BeneficialOwnerView = Static<typeof BeneficialOwner>;
 
+/** The additional authenticated data of an owner's sealed identifier: its column and row. */
+export function identifierContext(ownerId: string): string {
+  return `beneficial_owners.identifier:${ownerId}`;
+}
+
 /**
- * A beneficial owner as the API shows it. Its identification number is kept only as its
- * last 4 characters (as the individual customer's), so `personalInfo.identifier`, which the
- * reference requires in every answer, is that number masked: `***-**-6789`.
+ * A beneficial owner as the API shows it. `personalInfo.identifier`, which the reference
+ * requires in every answer, is the identification number as it was sent, opened from
+ * `identifier_sealed`. Rows from before migration 0017 kept only the last 4 characters, and
+ * a value sealed with a data key this process does not have cannot be opened: those answer
+ * the number masked (`***-**-6789` for SSN and ITIN, `****6789` otherwise).
  */
 export function ownerView(r: OwnerRow): BeneficialOwnerView {
   const { identifierLast4, ...rest } = JSON.parse(r.personal_info) as Record<string, unknown>;
-  const personalInfo = { ...rest, identifier: maskedIdentifier(rest.idType as string | undefined, identifierLast4 as string | undefined) };
+  const opened = r.identifier_sealed ? openSealed(r.identifier_sealed, identifierContext(r.id)) : undefined;
+  const identifier = opened ?? maskedIdentifier(rest.idType as string | undefined, identifierLast4 as string | undefined);
+  const personalInfo = { ...rest, identifier };
   return {
     id: r.id,
     customerId: r.customer_id,

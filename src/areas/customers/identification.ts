@@ -2,7 +2,8 @@ import type { FieldConstraint } from '../../kernel/errors.js';
 import { FORMATS } from '../../kernel/formats.js';
 
 // The identification vocabulary individual customers and beneficial owners share:
-// idType, identifier (write-only; kept as its last 4 characters) and countryOfIssuance.
+// idType, identifier and countryOfIssuance. An individual's identifier is write-only and kept
+// as its last 4 characters; a beneficial owner's is also kept in full, sealed, and returned.
 
 const ITIN = /^9\d{2}-?(5\d|6[0-5]|7\d|8[0-8]|9[0-24-9])-?\d{4}$/;
 export const PERSON_ID_TYPES = ['SSN', 'ITIN', 'NON_US_TAX_ID'];
@@ -38,9 +39,9 @@ export function checkIdentification(input: IdentificationInput, existing: Identi
 }
 
 /**
- * How a stored identifier is shown where the reference returns it (a beneficial owner's
- * personalInfo.identifier): only its last 4 are kept, so the rest is masked, in the shape of
- * the reference's example for US numbers (`***-**-6789` for SSN and ITIN), otherwise as the
+ * How a beneficial owner's identifier is shown when only its last 4 are at hand (an owner
+ * recorded before the full number was kept, or a number sealed with a data key this process
+ * does not have): the rest is masked, `***-**-6789` for SSN and ITIN, otherwise as the
  * reference masks account identifiers (`****6789`).
  */
 export function maskedIdentifier(idType: string | undefined, last4: string | undefined): string {

@@ -165,7 +165,7 @@ export const PersonalInfoView = Type.Object({
   phoneNumber: Type.Optional(Type.String()),
   address: Address,
   idType: IdentificationType,
-  identifier: Type.String({ description: 'The identification number, masked: only its last 4 characters are kept (***-**-6789 for SSN and ITIN, ****6789 otherwise)' }),
+  identifier: Type.String({ description: 'The identification number as it was sent (kept sealed at rest); owners recorded before it was kept in full show it masked (***-**-6789 for SSN and ITIN, ****6789 otherwise)' }),
   countryOfIssuance: Type.Optional(Type.String()),
 });
 

@@ -654,6 +654,20 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
           where default_uma_deposit_account = 1 and is_deleted = 0`.execute(db);
       },
     },
+    '0017_sealed_identifiers': {
+      async up(db: AnyDb) {
+        // A beneficial owner's full identification number, sealed (kernel/sealed.ts); rows
+        // from before keep only the last 4 in personal_info.
+        await db.schema.alterTable('beneficial_owners').addColumn('identifier_sealed', 'text').execute();
+        // The data key when PAYMENTS_DATA_KEY is not set: one row, written at the first start.
+        await db.schema
+          .createTable('data_keys')
+          .addColumn('id', 'integer', (c) => c.primaryKey())
+          .addColumn('data_key', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 

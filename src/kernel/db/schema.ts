@@ -143,9 +143,18 @@ export interface BeneficialOwnersTable {
   roles: string;
   ownership_percentage: number;
   personal_info: string;
+  /** The full identification number, sealed (kernel/sealed.ts); null on rows from before migration 0017. */
+  identifier_sealed: string | null;
   kyc_status: string;
   created_at: string;
   updated_at: string;
+}
+
+/** The store's data key when PAYMENTS_DATA_KEY is not set: one row (id 1), base64. */
+export interface DataKeysTable {
+  id: number;
+  data_key: string;
+  created_at: string;
 }
 
 export interface DocumentsTable {
@@ -311,6 +320,7 @@ export interface DB {
   customers: CustomersTable;
   verifications: VerificationsTable;
   beneficial_owners: BeneficialOwnersTable;
+  data_keys: DataKeysTable;
   documents: DocumentsTable;
   kyc_links: KycLinksTable;
   internal_accounts: InternalAccountsTable;
