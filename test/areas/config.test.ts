@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrations } from '../../src/kernel/db/migrations.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, storeSeries, type TestApp } from '../helpers.js';
 
 // Platform configuration: GET /config and PATCH /config (black box, over HTTP).
@@ -497,17 +498,18 @@ describe(`proxyUmaSubdomain (${STORE})`, () => {
     }
   });
 
-  it('is filled in for platforms that predate it, by migration 0015_onboarding', async () => {
+  it('is filled in for platforms that predate it, by migration 0013_onboarding', async () => {
     const s = await storeSeries();
     try {
       const first = await makeApp({ testStore: await s.open() });
       const platformId = first.running.bootstrap.platform.id;
       const res = await first.call('PATCH', '/config', { umaDomain: 'legacy.example.org' });
       expect(res.statusCode, res.body).toBe(200);
-      // As before the migration: no subdomain on file, and 0015 not applied yet.
+      // As before the migration: no subdomain on file. Then the migration's step runs on
+      // that data (as it does once, at the first start after the upgrade).
       await first.store.db.updateTable('platform_configs').set({ proxy_uma_subdomain: null }).where('platform_id', '=', platformId).execute();
-      await first.store.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0015_onboarding' as never).execute();
       expect(await config(first)).not.toHaveProperty('proxyUmaSubdomain');
+      await migrations(first.store.kind)['0013_onboarding']!.up(first.store.db as never);
       await first.close();
 
       const second = await makeApp({ testStore: await s.open() });

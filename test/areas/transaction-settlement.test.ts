@@ -91,8 +91,11 @@ describe(`expected settlement of outgoing transactions (${STORE})`, () => {
     const p = await payer('005');
     const res = await t.call('POST', '/transfer-out', { source: { accountId: p.src }, destination: { accountId: p.ext }, amount: 2_000 });
     expect(res.statusCode, res.body).toBe(201);
+    // The answer is the PENDING snapshot transfer-out answers with (nothing expected yet);
+    // the started payment, read back, expects its end 30 s on.
     const started = res.json() as Settling;
-    expect(started).toMatchObject({ status: 'PROCESSING', paymentRail: 'ACH', expectedSettlementAt: plus(started.createdAt, 30), settlementTimelineSeconds: 30 });
+    expect(started).toMatchObject({ status: 'PENDING', paymentRail: 'ACH', expectedSettlementAt: null, settlementTimelineSeconds: null });
+    expect(await tx(started.id)).toMatchObject({ status: 'PROCESSING', paymentRail: 'ACH', expectedSettlementAt: plus(started.createdAt, 30), settlementTimelineSeconds: 30 });
 
     const f = await payer('002');
     const failed = await t.call('POST', '/transfer-out', { source: { accountId: f.src }, destination: { accountId: f.ext }, amount: 2_000 });

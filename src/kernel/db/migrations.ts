@@ -17,7 +17,7 @@ export const VOLUME_STATUSES_NOT_COUNTED = ['PENDING', 'FAILED', 'REFUNDED', 'RE
 
 // New tables of an area come as a new entry ('0002_customers', …) at the end of this list;
 // an entry is never edited once it has landed.
-function migrations(kind: Store['kind']): Record<string, Migration> {
+export function migrations(kind: Store['kind']): Record<string, Migration> {
   const bigint = 'bigint' as const;
   return {
     '0001_foundation': {
@@ -611,14 +611,22 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
         await db.schema.createIndex('quotes_destination_uma').on('quotes').columns(['platform_id', 'destination_uma_address', 'id']).execute();
       },
     },
-    '0012_webhook_retries': {
+    '0011_webhook_retries': {
       async up(db: AnyDb) {
         // A sandbox clock advance stops at each pending retry of the platform's deliveries
         // (the 7-day schedule has 340 of them): the next one is found by platform and due time.
         await db.schema.createIndex('webhook_deliveries_platform_due').on('webhook_deliveries').columns(['platform_id', 'status', 'next_attempt_ms']).execute();
       },
     },
-    '0015_onboarding': {
+    '0012_fees_settlement': {
+      // Outgoing transactions: when the payment is expected to settle, fixed when it starts
+      // from its sandbox outcome (expectedSettlementAt, settlementTimelineSeconds).
+      async up(db: AnyDb) {
+        await db.schema.alterTable('transactions').addColumn('expected_settlement_at', 'text').execute();
+        await db.schema.alterTable('transactions').addColumn('settlement_timeline_seconds', bigint).execute();
+      },
+    },
+    '0013_onboarding': {
       // Platforms created before proxyUmaSubdomain was set get it from their UMA domain: its
       // first label, lower-cased (the rule of proxyUmaSubdomainOf in src/sandbox/platform-defaults.ts,
       // written out so this entry never changes). No schema change.
@@ -632,15 +640,7 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
         }
       },
     },
-    '0014_fees_settlement': {
-      // Outgoing transactions: when the payment is expected to settle, fixed when it starts
-      // from its sandbox outcome (expectedSettlementAt, settlementTimelineSeconds).
-      async up(db: AnyDb) {
-        await db.schema.alterTable('transactions').addColumn('expected_settlement_at', 'text').execute();
-        await db.schema.alterTable('transactions').addColumn('settlement_timeline_seconds', bigint).execute();
-      },
-    },
-    '0016_deposit_routing': {
+    '0014_deposit_routing': {
       // At most one default UMA deposit account per customer (incoming UMA payments are paid
       // on to it): the create path moved the flag, but two concurrent creates could both keep
       // it. Duplicates are settled first (the newest live one keeps it), then an index holds it.
@@ -654,7 +654,7 @@ function migrations(kind: Store['kind']): Record<string, Migration> {
           where default_uma_deposit_account = 1 and is_deleted = 0`.execute(db);
       },
     },
-    '0017_sealed_identifiers': {
+    '0015_sealed_identifiers': {
       async up(db: AnyDb) {
         // A beneficial owner's full identification number, sealed (kernel/sealed.ts); rows
         // from before keep only the last 4 in personal_info.
