@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEvents } from '../../src/kernel/events.js';
 import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
-import { otherPlatformAuth, TERMS } from '../money-helpers.js';
+import { otherPlatformAuth, TERMS, type TxBody } from '../money-helpers.js';
 import { Receiver } from '../webhook-receiver.js';
 
 // POST /sandbox/internal-accounts/{accountId}/fund: an immediate credit through the ledger,
@@ -112,25 +112,16 @@ describe('sandbox funding', () => {
   });
 });
 
-interface Tx {
-  id: string;
-  status: string;
-  type: string;
-  direction: string;
-  customerId: string;
-  platformCustomerId: string;
+/** A deposit as the API shows it: the shared transaction body, with its own source and destination. */
+type Tx = Omit<TxBody, 'source' | 'destination' | 'receivedAmount' | 'fees'> & {
   source: Record<string, unknown>;
   destination: Record<string, unknown>;
-  sentAmount: Amount;
   receivedAmount: Amount;
   fees?: number;
   description?: string;
-  settledAt?: string;
-  createdAt: string;
-  updatedAt: string;
   reconciliationInstructions?: { reference?: string };
   failureReason?: string;
-}
+};
 
 describe(`sandbox funding: the incoming transaction and its webhooks (${STORE})`, () => {
   let t: TestApp;
