@@ -1,6 +1,8 @@
 import { request } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { migrations } from '../../src/kernel/db/migrations.js';
 import { DEFAULT_AUTH, envelope, makeApp, STORE, type TestApp, V } from '../helpers.js';
 
 // Issue 14: document bytes in the store in chunks, streamed in and out; a per-platform quota;
@@ -55,6 +57,20 @@ describe(`document storage (${STORE})`, () => {
     expect((await t.call('GET', `/documents/${id}/content`)).rawPayload.equals(smaller)).toBe(true);
     expect((await t.call('DELETE', `/documents/${id}`)).statusCode).toBe(204);
     expect(await t.store.db.selectFrom('document_chunks').select('seq').where('document_id', '=', id).execute()).toEqual([]);
+  });
+
+  it('moves the bytes of documents from before into chunks, by migration 0019_auth_documents', async () => {
+    t = await makeApp();
+    const holder = await customer();
+    const bytes = png(5000);
+    const id = (await send('POST', '/documents', form(passport(holder), bytes))).json().id as string;
+    // As before the migration: the bytes in documents.content, no chunk table. Then its step runs.
+    await t.store.db.updateTable('documents').set({ content: bytes }).where('id', '=', id).execute();
+    await sql`drop table document_chunks`.execute(t.store.db);
+    await migrations(t.store.kind)['0019_auth_documents']!.up(t.store.db as never);
+    expect((await t.call('GET', `/documents/${id}/content`)).rawPayload.equals(bytes)).toBe(true);
+    const row = await t.store.db.selectFrom('documents').select('content').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(Buffer.from(row.content).length).toBe(0);
   });
 
   it('refuses an upload past the platform quota with a 400 naming the file, and counts replacements and deletions', async () => {
