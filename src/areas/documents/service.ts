@@ -275,7 +275,7 @@ export async function getDocumentContent(
   if (!row) throw notFound('REFERENCE_NOT_FOUND', 'Document', id);
   async function* chunks(): AsyncGenerator<Buffer> {
     for (let seq = 0; ; seq++) {
-      const chunk = await documentChunk(db, platformId, id, seq);
+      const chunk = await documentChunk(db, platformId, id, seq, row!.sha256);
       if (!chunk) return;
       yield chunk;
     }

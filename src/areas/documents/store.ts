@@ -95,14 +95,19 @@ export async function deleteDocumentChunks(db: Db, platformId: string, documentI
   await db.deleteFrom('document_chunks').where('platform_id', '=', platformId).where('document_id', '=', documentId).execute();
 }
 
-/** One chunk of a document's bytes, or undefined past the last. */
-export async function documentChunk(db: Db, platformId: string, documentId: string, seq: number): Promise<Buffer | undefined> {
+/**
+ * One chunk of a document's bytes while the document still holds the file `sha256` names
+ * (read with its row, so a download never mixes two files), or undefined past the last.
+ */
+export async function documentChunk(db: Db, platformId: string, documentId: string, seq: number, sha256: string): Promise<Buffer | undefined> {
   const row = await db
-    .selectFrom('document_chunks')
-    .select('bytes')
-    .where('platform_id', '=', platformId)
-    .where('document_id', '=', documentId)
-    .where('seq', '=', seq)
+    .selectFrom('document_chunks as c')
+    .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 'c.document_id').onRef('d.platform_id', '=', 'c.platform_id'))
+    .select('c.bytes')
+    .where('c.platform_id', '=', platformId)
+    .where('c.document_id', '=', documentId)
+    .where('c.seq', '=', seq)
+    .where('d.sha256', '=', sha256)
     .executeTakeFirst();
   return row ? Buffer.from(row.bytes) : undefined;
 }
