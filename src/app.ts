@@ -9,7 +9,8 @@ import { registerPaymentJobs } from './areas/transactions/payments.js';
 import { registerIncomingPayments } from './areas/incoming-payments/service.js';
 import { registerAccountHooks } from './areas/internal-accounts/service.js';
 import { API_VERSION, type Config } from './config.js';
-import { type AgentResolver, type AuthContext, allows, authenticate, authenticateCached } from './kernel/auth.js';
+import { type AgentResolver, type AuthContext, allows, authenticate, authenticateCached, type Throttled } from './kernel/auth.js';
+import { AuthThrottle } from './kernel/auth-throttle.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
 import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
@@ -127,19 +128,28 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   }
   for (const plugin of pagePlugins) await app.register(plugin);
 
+  // Failed credentials, per token and per client address (kernel/auth-throttle.ts).
+  const authThrottle = new AuthThrottle(deps.clock);
   await app.register(
     async (api) => {
       // Every GET takes only the query parameters it declares (kernel/validation.ts).
       api.addHook('onRoute', closeQueryString);
       // The hooks of every request answer at once when they can (known credentials, no
       // Idempotency-Key), and return a promise only when they must wait.
-      api.addHook('onRequest', (req, _reply, done) => {
+      api.addHook('onRequest', (req, reply, done) => {
         const mode = req.routeOptions.config.auth ?? 'basic-or-agent';
         if (mode === 'none') return done();
-        const known = authenticateCached(deps.store, req, mode);
+        const known = authenticateCached(deps.store, req, mode, authThrottle);
         if (known) return done(authorize(req, known));
         return (async () => {
-          const err = authorize(req, await authenticate(deps.store, req, mode, deps.agentResolver));
+          let ctx: AuthContext;
+          try {
+            ctx = await authenticate(deps.store, req, mode, deps.agentResolver, authThrottle);
+          } catch (err) {
+            if (err instanceof ApiError && err.status === 429) reply.header('retry-after', String((err as Throttled).retryAfter));
+            throw err;
+          }
+          const err = authorize(req, ctx);
           if (err) throw err;
         })() as unknown as void;
       });

@@ -12,7 +12,11 @@ export interface Config {
   logLevel: string;
   /** PAYMENTS_DATA_KEY: the key sealing sensitive values at rest; absent: a key kept in the store. */
   dataKey: Buffer | undefined;
+  /** PAYMENTS_DOCUMENT_QUOTA_BYTES: the bytes of documents each platform may keep (default 256 MiB). */
+  documentQuotaBytes: number;
 }
+
+export const DEFAULT_DOCUMENT_QUOTA_BYTES = 256 * 1024 * 1024;
 
 export const API_VERSION = '2025-10-13';
 
@@ -27,6 +31,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (tokenId !== undefined && (tokenId.includes(':') || tokenId.startsWith('Token:'))) {
     throw new Error('PAYMENTS_API_TOKEN_ID must not contain ":" (it is the user name of HTTP Basic)');
   }
+  const quota = env.PAYMENTS_DOCUMENT_QUOTA_BYTES ? Number(env.PAYMENTS_DOCUMENT_QUOTA_BYTES) : DEFAULT_DOCUMENT_QUOTA_BYTES;
+  if (!Number.isSafeInteger(quota) || quota < 0) {
+    throw new Error(`PAYMENTS_DOCUMENT_QUOTA_BYTES must be a whole number of bytes, got "${env.PAYMENTS_DOCUMENT_QUOTA_BYTES}"`);
+  }
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -36,5 +44,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey: env.PAYMENTS_ADMIN_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     dataKey: env.PAYMENTS_DATA_KEY ? parseDataKey(env.PAYMENTS_DATA_KEY) : undefined,
+    documentQuotaBytes: quota,
   };
 }

@@ -218,7 +218,7 @@ describe(`payments-service command (${STORE})`, { timeout: 90_000 }, () => {
     ok(await cli(db.url, 'token', 'revoke', made.id));
     const refused = await get('/config', madeAuth);
     expect(refused.statusCode).toBe(401);
-    expect(refused.json()).toMatchObject({ status: 401, code: 'UNAUTHORIZED', details: { reason: 'Unknown API token id' } });
+    expect(refused.json()).toMatchObject({ status: 401, code: 'UNAUTHORIZED', details: { reason: 'Unknown API token id or wrong client secret' } });
     ok(await cli(db.url, 'token', 'revoke', '--platform', x.platform.id, viewToken.id));
     expect((await get('/config', viewAuth)).statusCode).toBe(401);
   });

@@ -3,12 +3,19 @@ import type { PlatformRow } from '../areas/platforms/store.js';
 import { findCredential as readTokenCredential, type TokenRow } from '../areas/tokens/store.js';
 import type { Store } from './db/connect.js';
 import { TableCache } from './db/table-cache.js';
-import { unauthorized } from './errors.js';
-import { isVerified, verifySecret } from './secrets.js';
+import type { AuthThrottle } from './auth-throttle.js';
+import { apiError, type ApiError, unauthorized } from './errors.js';
+import { isVerified, verifyDummy, verifySecret } from './secrets.js';
 
 // The security schemes. BasicAuth: `<api token id>:<client secret>`, where the token id is
 // the token's clientId or its `Token:` id. AgentAuth: Bearer with an agent access token.
-// Every failure is 401 UNAUTHORIZED with the failed check in details.reason.
+// Every failure is 401 UNAUTHORIZED with the failed check in details.reason, except that an
+// unknown token id and a wrong secret are one failure (same message, same reason, and the
+// same time: an unknown id costs a scrypt against a dummy hash), so an answer never tells
+// whether a token id exists. Repeated credential failures are throttled (auth-throttle.ts).
+
+/** The one answer to an unknown token id or a wrong secret. */
+export const INVALID_CREDENTIALS = 'Unknown API token id or wrong client secret';
 
 export const PERMISSIONS = ['VIEW', 'TRANSACT', 'MANAGE'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -28,7 +35,18 @@ export type AuthMode = 'basic' | 'basic-or-agent' | 'none';
 /** Resolves an agent access token; the agents area installs one. */
 export type AgentResolver = (store: Store, accessToken: string) => Promise<AuthContext | undefined>;
 
-export async function authenticate(store: Store, req: FastifyRequest, mode: AuthMode, agentResolver?: AgentResolver): Promise<AuthContext> {
+/** 429 RATE_LIMITED with its Retry-After (seconds), which the caller sets as a header. */
+export interface Throttled extends ApiError {
+  retryAfter: number;
+}
+
+function throttled(seconds: number, what: string): Throttled {
+  const err = apiError(429, 'RATE_LIMITED', `Too many failed authentication attempts ${what}; retry after ${seconds} s`, { retryAfterSeconds: seconds }) as Throttled;
+  err.retryAfter = seconds;
+  return err;
+}
+
+export async function authenticate(store: Store, req: FastifyRequest, mode: AuthMode, agentResolver?: AgentResolver, throttle?: AuthThrottle): Promise<AuthContext> {
   const header = req.headers.authorization;
   if (!header) throw unauthorized('Missing Authorization header', 'Authentication required: send HTTP Basic credentials <api token id>:<client secret>');
   const space = header.indexOf(' ');
@@ -45,9 +63,23 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   if (scheme !== 'basic') throw unauthorized(`Unsupported authorization scheme "${scheme}"`, 'Use HTTP Basic credentials');
 
   const { username, secret } = parseBasic(value);
+  const address = req.ip;
+  if (throttle && !throttle.idle) {
+    const wait = throttle.addressBlockedFor(address);
+    if (wait > 0) throw throttled(wait, 'from this address');
+  }
   const found = await findCredential(store, username);
-  if (!found) throw unauthorized('Unknown API token id');
-  if (!(await verifySecret(secret, found.token.secret_hash))) throw unauthorized('Client secret does not match the API token');
+  // A token is counted under its id, whichever of its names was used; an unknown name under itself.
+  const tokenKey = found ? found.token.id : `?${username}`;
+  if (throttle && !throttle.idle) {
+    const wait = throttle.tokenBlockedFor(tokenKey);
+    if (wait > 0) throw throttled(wait, 'for this API token');
+  }
+  const ok = found ? await verifySecret(secret, found.token.secret_hash) : await verifyDummy(secret);
+  if (!found || !ok) {
+    throttle?.recordFailure(tokenKey, address);
+    throw unauthorized(INVALID_CREDENTIALS);
+  }
   return { scheme: 'basic', platform: found.platform, tokenId: found.token.id, permissions: found.permissions };
 }
 
@@ -75,8 +107,10 @@ function parseBasic(value: string): { username: string; secret: string } {
  * verified recently. Anything else (undefined) goes through `authenticate`, which gives the
  * same answer, or the error.
  */
-export function authenticateCached(store: Store, req: FastifyRequest, mode: AuthMode): AuthContext | undefined {
+export function authenticateCached(store: Store, req: FastifyRequest, mode: AuthMode, throttle?: AuthThrottle): AuthContext | undefined {
   if (mode === 'none') return undefined;
+  // While failures are remembered, every request takes the full path, which checks the throttle.
+  if (throttle && !throttle.idle) return undefined;
   const header = req.headers.authorization;
   if (!header || !(header.startsWith('Basic ') || header.startsWith('basic '))) return undefined;
   let creds: { username: string; secret: string };

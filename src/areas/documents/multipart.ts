@@ -1,3 +1,10 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { apiError } from '../../kernel/errors.js';
@@ -5,15 +12,26 @@ import { MAX_DOCUMENT_BYTES } from './schemas.js';
 
 // Reading multipart/form-data. The plugin is registered only inside the plugins that take
 // uploads (the documents routes and the hosted KYC page), so JSON routes never see it.
-// A file is read into memory up to MAX_DOCUMENT_BYTES; busboy stops passing bytes at the
-// limit and marks the file truncated, so an oversized upload is never held whole.
+// A file is never held in memory: it is streamed to a spool file in a private temporary
+// directory (hashed and counted on the way, its first bytes kept to recognise its type),
+// which the service copies into the store in chunks, and which is removed when the
+// response is sent or the request aborted. busboy stops at MAX_DOCUMENT_BYTES: the
+// documents API then answers 400 at once, without reading the rest of the body
+// (`rejectOversized`); the hosted page marks the file truncated and shows the error with
+// the form's others.
 
 export interface UploadedFile {
   /** The name the client gave (may be empty). */
   fileName: string;
-  /** At most MAX_DOCUMENT_BYTES: the bytes received before any cut-off. */
-  bytes: Buffer;
-  /** True when the file was larger than the limit (bytes holds the first part only). */
+  /** Bytes received (at most MAX_DOCUMENT_BYTES). */
+  size: number;
+  /** The first bytes (up to 16), for recognising the type. */
+  head: Buffer;
+  /** SHA-256 of the bytes, hex. */
+  sha256: string;
+  /** The spool file holding the bytes (removed after the response). */
+  path: string;
+  /** True when the file was larger than the limit (the spool holds the first part only). */
   truncated: boolean;
 }
 
@@ -25,6 +43,7 @@ export interface MultipartForm {
 
 const FIELD_LIMIT_BYTES = 64 * 1024;
 const LIMITS = { fileSize: MAX_DOCUMENT_BYTES, files: 4, fields: 50, fieldSize: FIELD_LIMIT_BYTES, parts: 60, headerPairs: 100 };
+const HEAD_BYTES = 16;
 
 const LIMIT_MESSAGES: Record<string, string> = {
   FST_FILES_LIMIT: `Too many files in the form: at most ${LIMITS.files} file parts`,
@@ -34,6 +53,16 @@ const LIMIT_MESSAGES: Record<string, string> = {
   FST_INVALID_JSON_FIELD_ERROR: 'Malformed multipart body: a field declared application/json is not JSON',
 };
 
+/** The spool directory of each request that has one. */
+const spools = new WeakMap<FastifyRequest, string>();
+
+async function removeSpool(req: FastifyRequest): Promise<void> {
+  const dir = spools.get(req);
+  if (dir === undefined) return;
+  spools.delete(req);
+  await rm(dir, { recursive: true, force: true }).catch(() => {});
+}
+
 /** Register @fastify/multipart in this (encapsulated) plugin, and answer other body types with a clear 400. */
 export async function registerMultipart(app: FastifyInstance): Promise<void> {
   await app.register(multipart, {
@@ -42,22 +71,72 @@ export async function registerMultipart(app: FastifyInstance): Promise<void> {
   });
   // Any other content type reaches the handler unparsed, which then says what to send.
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  app.addHook('onResponse', async (req) => removeSpool(req));
+  app.addHook('onRequestAbort', async (req) => removeSpool(req));
 }
 
-/** Read the whole form. Not multipart → 400 INVALID_REQUEST_FORMAT; a malformed body → the same. */
-export async function readMultipartForm(req: FastifyRequest): Promise<MultipartForm> {
+/** The 400 of a file over MAX_DOCUMENT_BYTES (field `file` unless named otherwise). */
+export function fileTooLarge(field = 'file') {
+  return apiError(400, 'INVALID_INPUT', `Invalid input: ${field} is larger than ${MAX_DOCUMENT_BYTES} bytes (10 MB)`, {
+    errors: [{ field, constraint: { maxLength: MAX_DOCUMENT_BYTES }, message: `must be at most ${MAX_DOCUMENT_BYTES} bytes (10 MB)` }],
+  });
+}
+
+/** Stream one file part to a spool file, hashing and counting it. */
+async function spoolFile(req: FastifyRequest, stream: NodeJS.ReadableStream, index: number): Promise<Omit<UploadedFile, 'fileName' | 'truncated'>> {
+  let dir = spools.get(req);
+  if (dir === undefined) {
+    dir = await mkdtemp(join(tmpdir(), 'payments-upload-'));
+    spools.set(req, dir);
+  }
+  const path = join(dir, String(index));
+  const hash = createHash('sha256');
+  let size = 0;
+  const head: Buffer[] = [];
+  let headSize = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      size += chunk.length;
+      if (headSize < HEAD_BYTES) {
+        head.push(chunk.subarray(0, HEAD_BYTES - headSize));
+        headSize += Math.min(chunk.length, HEAD_BYTES - headSize);
+      }
+      cb(null, chunk);
+    },
+  });
+  await pipeline(stream, tap, createWriteStream(path));
+  return { size, head: Buffer.concat(head), sha256: hash.digest('hex'), path };
+}
+
+/**
+ * Read the whole form, files spooled to disk. Not multipart → 400 INVALID_REQUEST_FORMAT;
+ * a malformed body → the same. With `rejectOversized`, a file over the limit is a 400 as
+ * soon as the limit is reached, the rest of the body unread.
+ */
+export async function readMultipartForm(req: FastifyRequest, opts: { rejectOversized?: boolean } = {}): Promise<MultipartForm> {
   if (!req.isMultipart()) {
     throw apiError(400, 'INVALID_REQUEST_FORMAT', 'This operation takes a multipart/form-data body (fields and a file)', {
       contentType: req.headers['content-type'] ?? null,
     });
   }
   const form: MultipartForm = { fields: {}, files: {} };
+  let index = 0;
   try {
     for await (const part of req.parts()) {
       if (part.type === 'file') {
-        const chunks: Buffer[] = [];
-        for await (const chunk of part.file) chunks.push(chunk as Buffer);
-        const file: UploadedFile = { fileName: part.filename ?? '', bytes: Buffer.concat(chunks), truncated: part.file.truncated };
+        let over = false;
+        if (opts.rejectOversized) {
+          part.file.once('limit', () => {
+            over = true;
+            // Stop here: the spool is dropped with the request and the answer goes out now.
+            part.file.destroy(fileTooLarge(part.fieldname));
+          });
+        }
+        const spooled = await spoolFile(req, part.file, index++).catch((err: unknown) => {
+          throw over ? fileTooLarge(part.fieldname) : err;
+        });
+        const file: UploadedFile = { fileName: part.filename ?? '', ...spooled, truncated: part.file.truncated };
         (form.files[part.fieldname] ??= []).push(file);
       } else {
         if (part.valueTruncated) {

@@ -26,7 +26,7 @@ const multipartValidator: FastifySchemaCompiler<unknown> = (route) =>
 
 export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock } = app.deps;
-  const deps = { store };
+  const deps = { store, documentQuotaBytes: app.deps.config.documentQuotaBytes };
   await registerMultipart(app);
 
   app.post(
@@ -46,7 +46,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Document, ...errorResponses(404, 410) },
       },
     },
-    async (req, reply) => reply.code(201).send(await uploadDocument(deps, authOf(req).platform.id, nowOf(req, clock).at, await readMultipartForm(req))),
+    async (req, reply) => reply.code(201).send(await uploadDocument(deps, authOf(req).platform.id, nowOf(req, clock).at, await readMultipartForm(req, { rejectOversized: true }))),
   );
 
   app.get(
@@ -77,7 +77,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Document, ...errorResponses(404) },
       },
     },
-    async (req) => replaceDocument(deps, authOf(req).platform.id, nowOf(req, clock).at, req.params.documentId, await readMultipartForm(req)),
+    async (req) => replaceDocument(deps, authOf(req).platform.id, nowOf(req, clock).at, req.params.documentId, await readMultipartForm(req, { rejectOversized: true })),
   );
 
   app.delete(
@@ -123,11 +123,11 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const ascii = c.fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
       return reply
         .type(c.contentType)
-        .header('content-length', c.bytes.length)
+        .header('content-length', c.size)
         .header('etag', `"sha256-${c.sha256}"`)
         .header('x-content-type-options', 'nosniff')
         .header('content-disposition', `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(c.fileName)}`)
-        .send(c.bytes);
+        .send(c.stream as unknown as Buffer); // a stream: Fastify pipes it, no serializer
     },
   );
 };

@@ -1,8 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import type { Transaction } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { TSchema } from 'typebox';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
+import { DEFAULT_DOCUMENT_QUOTA_BYTES } from '../../config.js';
 import { apiError, type FieldError, FieldErrors, notFound } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
@@ -20,8 +23,12 @@ import {
   deleteDocumentRow,
   type DocumentMeta,
   type DocumentRow,
+  documentChunk,
   documentContent,
+  deleteDocumentChunks,
   documentListQuery,
+  insertDocumentChunk,
+  platformDocumentBytes,
   findDocument,
   findDocumentForUpdate,
   findHolder,
@@ -31,10 +38,19 @@ import {
 
 // Documents of customers and beneficial owners. The file type is decided by the file's
 // first bytes only: JPEG, PNG and PDF are accepted, whatever the name or declared type.
+// The bytes are kept in the store in chunks (document_chunks), copied from the upload's
+// spool file one chunk at a time inside the transaction that writes the document, and
+// sent back one chunk at a time: no request holds a whole file in memory. Each platform
+// keeps at most its quota of bytes (PAYMENTS_DOCUMENT_QUOTA_BYTES).
 
 export interface DocumentDeps {
   store: Store;
+  /** Bytes of documents a platform may keep; DEFAULT_DOCUMENT_QUOTA_BYTES when absent. */
+  documentQuotaBytes?: number;
 }
+
+/** The size of the chunks a document's bytes are stored in. */
+export const DOCUMENT_CHUNK_BYTES = 256 * 1024;
 
 const SIGNATURES: Array<{ type: AcceptedContentType; magic: Buffer; ext: string }> = [
   { type: 'image/jpeg', magic: Buffer.from([0xff, 0xd8, 0xff]), ext: 'jpg' },
@@ -66,7 +82,9 @@ export function documentView(r: DocumentMeta): Document {
 
 interface CheckedFile {
   fileName: string;
-  bytes: Buffer;
+  /** The spool file holding the bytes. */
+  path: string;
+  size: number;
   contentType: AcceptedContentType;
   sha256: string;
 }
@@ -116,15 +134,15 @@ function collectForm<T>(form: MultipartForm, schema: TSchema): { errors: FieldEr
     errors.add('file', 'must be a single file');
   } else {
     const f = files[0]!;
-    const sniffed = sniffContentType(f.bytes);
+    const sniffed = sniffContentType(f.head);
     if (f.truncated) {
       errors.add('file', `must be at most ${MAX_DOCUMENT_BYTES} bytes (10 MB)`, { maxLength: MAX_DOCUMENT_BYTES });
-    } else if (f.bytes.length === 0) {
+    } else if (f.size === 0) {
       errors.add('file', 'must not be empty', { minLength: 1 });
     } else if (!sniffed) {
       errors.add('file', 'must be a JPEG, PNG or PDF file (recognised from its content, not its name or declared type)', { enum: [...ACCEPTED_CONTENT_TYPES] });
     } else {
-      checked = { fileName: cleanFileName(f.fileName, sniffed.ext), bytes: f.bytes, contentType: sniffed.type, sha256: createHash('sha256').update(f.bytes).digest('hex') };
+      checked = { fileName: cleanFileName(f.fileName, sniffed.ext), path: f.path, size: f.size, contentType: sniffed.type, sha256: f.sha256 };
     }
   }
   return { errors, fields: values as T, file: checked };
@@ -147,10 +165,29 @@ function documentColumns(fields: Omit<DocumentUploadFields, 'documentHolder'>, f
     issuing_authority: fields.issuingAuthority ?? null,
     file_name: file.fileName,
     content_type: file.contentType,
-    size_bytes: file.bytes.length,
+    size_bytes: file.size,
     sha256: file.sha256,
-    content: file.bytes,
+    content: Buffer.alloc(0),
   };
+}
+
+/** 400 when `adding` more bytes would take the platform past its quota (`freeing`: bytes of the file replaced). */
+async function checkQuota(deps: DocumentDeps, trx: Transaction<DB>, platformId: string, adding: number, freeing: number): Promise<void> {
+  const quota = deps.documentQuotaBytes ?? DEFAULT_DOCUMENT_QUOTA_BYTES;
+  const used = (await platformDocumentBytes(trx, platformId, deps.store.kind === 'postgres')) - freeing;
+  if (used + adding <= quota) return;
+  const left = Math.max(0, quota - used);
+  new FieldErrors()
+    .add('file', `would take the platform's documents past its quota of ${quota} bytes (${used} bytes in use, ${left} left): delete documents first`, { maxLength: left })
+    .throwIfAny();
+}
+
+/** Copy a spooled file into the document's chunks, one chunk in memory at a time. */
+async function writeChunks(trx: Transaction<DB>, platformId: string, documentId: string, path: string): Promise<void> {
+  let seq = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: DOCUMENT_CHUNK_BYTES })) {
+    await insertDocumentChunk(trx, platformId, documentId, seq++, chunk as Buffer);
+  }
 }
 
 export async function uploadDocument(deps: DocumentDeps, platformId: string, at: string, form: MultipartForm): Promise<Document> {
@@ -166,7 +203,11 @@ export async function uploadDocument(deps: DocumentDeps, platformId: string, at:
     created_at: at,
     updated_at: at,
   };
-  await insertDocument(db, row);
+  await db.transaction().execute(async (trx) => {
+    await checkQuota(deps, trx, platformId, file.size, 0);
+    await insertDocument(trx, row);
+    await writeChunks(trx, platformId, row.id, file.path);
+  });
   const { content: _bytes, ...meta } = row;
   return documentView(meta);
 }
@@ -202,7 +243,10 @@ export async function replaceDocument(deps: DocumentDeps, platformId: string, at
       new FieldErrors().add('documentHolder', `cannot change: the document belongs to ${current.document_holder}`, { enum: [current.document_holder] }).throwIfAny();
     }
     const patch = { ...documentColumns(fields, file), updated_at: at };
+    await checkQuota(deps, trx, platformId, file.size, Number(current.size_bytes));
     await updateDocument(trx, platformId, id, patch);
+    await deleteDocumentChunks(trx, platformId, id);
+    await writeChunks(trx, platformId, id, file.path);
     const { content: _bytes, ...meta } = patch;
     return documentView({ ...current, ...meta });
   });
@@ -221,13 +265,20 @@ export async function deleteDocument(deps: DocumentDeps, platformId: string, id:
   });
 }
 
-/** The stored bytes of a document, with their sniffed type. */
+/** A document's bytes as a stream read chunk by chunk from the store, with their sniffed type. */
 export async function getDocumentContent(
   db: Kysely<DB>,
   platformId: string,
   id: string,
-): Promise<{ bytes: Buffer; contentType: string; fileName: string; sha256: string }> {
+): Promise<{ stream: Readable; size: number; contentType: string; fileName: string; sha256: string }> {
   const row = await documentContent(db, platformId, id);
   if (!row) throw notFound('REFERENCE_NOT_FOUND', 'Document', id);
-  return { bytes: Buffer.from(row.content), contentType: row.content_type, fileName: row.file_name, sha256: row.sha256 };
+  async function* chunks(): AsyncGenerator<Buffer> {
+    for (let seq = 0; ; seq++) {
+      const chunk = await documentChunk(db, platformId, id, seq, row!.sha256);
+      if (!chunk) return;
+      yield chunk;
+    }
+  }
+  return { stream: Readable.from(chunks(), { objectMode: false }), size: Number(row.size_bytes), contentType: row.content_type, fileName: row.file_name, sha256: row.sha256 };
 }

@@ -45,15 +45,15 @@ export async function findDocumentForUpdate(db: Transaction<DB>, platformId: str
   return q.executeTakeFirst();
 }
 
-/** The bytes of a document with what describes them. */
+/** What describes a document's bytes (the bytes are read chunk by chunk: documentChunk). */
 export async function documentContent(
   db: Db,
   platformId: string,
   id: string,
-): Promise<Pick<DocumentRow, 'content' | 'content_type' | 'file_name' | 'size_bytes' | 'sha256'> | undefined> {
+): Promise<Pick<DocumentRow, 'content_type' | 'file_name' | 'size_bytes' | 'sha256'> | undefined> {
   return db
     .selectFrom('documents')
-    .select(['content', 'content_type', 'file_name', 'size_bytes', 'sha256'])
+    .select(['content_type', 'file_name', 'size_bytes', 'sha256'])
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .executeTakeFirst();
@@ -64,6 +64,7 @@ export async function updateDocument(db: Db, platformId: string, id: string, pat
 }
 
 export async function deleteDocumentRow(db: Db, platformId: string, id: string): Promise<void> {
+  await deleteDocumentChunks(db, platformId, id);
   await db.deleteFrom('documents').where('platform_id', '=', platformId).where('id', '=', id).execute();
 }
 
@@ -82,4 +83,42 @@ export async function findHolder(db: Db, platformId: string, holderId: string): 
   }
   const c = await db.selectFrom('customers').select(['id', 'is_deleted']).where('platform_id', '=', platformId).where('id', '=', holderId).executeTakeFirst();
   return c ? { kind: 'customer', deleted: c.is_deleted === 1 } : undefined;
+}
+
+// ---- Document bytes, in chunks (migration 0019).
+
+export async function insertDocumentChunk(db: Db, platformId: string, documentId: string, seq: number, bytes: Buffer): Promise<void> {
+  await db.insertInto('document_chunks').values({ document_id: documentId, seq, platform_id: platformId, bytes }).execute();
+}
+
+export async function deleteDocumentChunks(db: Db, platformId: string, documentId: string): Promise<void> {
+  await db.deleteFrom('document_chunks').where('platform_id', '=', platformId).where('document_id', '=', documentId).execute();
+}
+
+/**
+ * One chunk of a document's bytes while the document still holds the file `sha256` names
+ * (read with its row, so a download never mixes two files), or undefined past the last.
+ */
+export async function documentChunk(db: Db, platformId: string, documentId: string, seq: number, sha256: string): Promise<Buffer | undefined> {
+  const row = await db
+    .selectFrom('document_chunks as c')
+    .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 'c.document_id').onRef('d.platform_id', '=', 'c.platform_id'))
+    .select('c.bytes')
+    .where('c.platform_id', '=', platformId)
+    .where('c.document_id', '=', documentId)
+    .where('c.seq', '=', seq)
+    .where('d.sha256', '=', sha256)
+    .executeTakeFirst();
+  return row ? Buffer.from(row.bytes) : undefined;
+}
+
+/** The bytes of documents the platform keeps, and on PostgreSQL a lock on its row so uploads of one platform count in turn. */
+export async function platformDocumentBytes(db: Transaction<DB>, platformId: string, postgres: boolean): Promise<number> {
+  if (postgres) await db.selectFrom('platforms').select('id').where('id', '=', platformId).forUpdate().execute();
+  const row = await db
+    .selectFrom('documents')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('size_bytes'), eb.lit(0)).as('total'))
+    .where('platform_id', '=', platformId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
 }

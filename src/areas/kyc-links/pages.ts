@@ -22,7 +22,7 @@ function html(reply: FastifyReply, status: number, body: string): FastifyReply {
 
 export const hostedKycPages: FastifyPluginAsync = async (app) => {
   const { store, clock, hooks } = app.deps;
-  const deps = { store, clock, hooks };
+  const deps = { store, clock, hooks, documentQuotaBytes: app.deps.config.documentQuotaBytes };
   await registerMultipart(app);
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {

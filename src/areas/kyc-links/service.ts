@@ -209,7 +209,7 @@ function customerUpdateFrom(customerType: string, v: Record<string, string>): Re
 
 /** The document part of the form as a documents-area upload form, or undefined when no file was chosen. */
 function documentFormFrom(customerId: string, form: MultipartForm, v: Record<string, string>): MultipartForm | undefined {
-  const files = (form.files.document ?? []).filter((f) => f.bytes.length > 0 || f.fileName !== '' || f.truncated);
+  const files = (form.files.document ?? []).filter((f) => f.size > 0 || f.fileName !== '' || f.truncated);
   if (files.length === 0) return undefined;
   const fields: Record<string, string[]> = { documentHolder: [customerId] };
   for (const [name, from] of [['documentType', 'documentType'], ['country', 'documentCountry'], ['documentNumber', 'documentNumber']] as const) {

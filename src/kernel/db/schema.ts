@@ -157,6 +157,14 @@ export interface DataKeysTable {
   created_at: string;
 }
 
+/** A document's bytes, in order (0019): at most DOCUMENT_CHUNK_BYTES each. */
+export interface DocumentChunksTable {
+  document_id: string;
+  seq: number;
+  platform_id: string;
+  bytes: Buffer;
+}
+
 export interface DocumentsTable {
   id: string;
   platform_id: string;
@@ -172,6 +180,7 @@ export interface DocumentsTable {
   content_type: string;
   size_bytes: number;
   sha256: string;
+  /** Empty since 0019: the bytes are in document_chunks. */
   content: Buffer;
   /** 1 once a verification used it (it can no longer be deleted). */
   submitted: number;
@@ -322,6 +331,7 @@ export interface DB {
   beneficial_owners: BeneficialOwnersTable;
   data_keys: DataKeysTable;
   documents: DocumentsTable;
+  document_chunks: DocumentChunksTable;
   kyc_links: KycLinksTable;
   internal_accounts: InternalAccountsTable;
   ledger_balances: LedgerBalancesTable;
