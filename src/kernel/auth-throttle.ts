@@ -18,7 +18,7 @@ export interface AuthThrottleLimits {
   maxKeys: number;
 }
 
-export const DEFAULT_AUTH_THROTTLE: AuthThrottleLimits = { perToken: 10, perAddress: 30, windowMs: 60_000, maxKeys: 10_000 };
+export const DEFAULT_AUTH_THROTTLE: AuthThrottleLimits = { perToken: 20, perAddress: 100, windowMs: 60_000, maxKeys: 10_000 };
 
 class FailureWindow {
   private readonly failures = new Map<string, number[]>();

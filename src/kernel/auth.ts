@@ -63,8 +63,13 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   if (scheme !== 'basic') throw unauthorized(`Unsupported authorization scheme "${scheme}"`, 'Use HTTP Basic credentials');
 
   const { username, secret } = parseBasic(value);
-  const address = req.ip;
-  if (throttle && !throttle.idle) {
+  // An IPv4 client seen on an IPv6 socket (::ffff:a.b.c.d) is the same address.
+  const address = req.ip.startsWith('::ffff:') ? req.ip.slice(7) : req.ip;
+  // A loopback client is the developer's own machine (tests, the CLI, the SDK): its address
+  // limit refuses its failing attempts only, so a burst of deliberate 401 checks never
+  // locks out the valid requests that follow. Any other address is refused outright.
+  const loopback = isLoopback(address);
+  if (throttle && !throttle.idle && !loopback) {
     const wait = throttle.addressBlockedFor(address);
     if (wait > 0) throw throttled(wait, 'from this address');
   }
@@ -77,10 +82,19 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   }
   const ok = found ? await verifySecret(secret, found.token.secret_hash) : await verifyDummy(secret);
   if (!found || !ok) {
+    if (throttle && loopback && !throttle.idle) {
+      const wait = throttle.addressBlockedFor(address);
+      if (wait > 0) throw throttled(wait, 'from this address');
+    }
     throttle?.recordFailure(tokenKey, address);
     throw unauthorized(INVALID_CREDENTIALS);
   }
   return { scheme: 'basic', platform: found.platform, tokenId: found.token.id, permissions: found.permissions };
+}
+
+/** 127.0.0.0/8 and ::1 (IPv4-mapped forms are unwrapped before). */
+function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.');
 }
 
 /** The user name and secret of Basic credentials (the header's value after `Basic `). */
