@@ -65,9 +65,9 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   const { username, secret } = parseBasic(value);
   // An IPv4 client seen on an IPv6 socket (::ffff:a.b.c.d) is the same address.
   const address = req.ip.startsWith('::ffff:') ? req.ip.slice(7) : req.ip;
-  // A loopback client is the developer's own machine (tests, the CLI, the SDK): its address
-  // limit refuses its failing attempts only, so a burst of deliberate 401 checks never
-  // locks out the valid requests that follow. Any other address is refused outright.
+  // A loopback client is the developer's own machine (tests, the CLI, the SDK): past a
+  // limit, only its failing attempts are refused (429), so a burst of deliberate 401 checks
+  // never locks out the valid requests that follow. Any other address is refused outright.
   const loopback = isLoopback(address);
   if (throttle && !throttle.idle && !loopback) {
     const wait = throttle.addressBlockedFor(address);
@@ -76,15 +76,17 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   const found = await findCredential(store, username);
   // A token is counted under its id, whichever of its names was used; an unknown name under itself.
   const tokenKey = found ? found.token.id : `?${username}`;
-  if (throttle && !throttle.idle) {
+  if (throttle && !throttle.idle && !loopback) {
     const wait = throttle.tokenBlockedFor(tokenKey);
     if (wait > 0) throw throttled(wait, 'for this API token');
   }
   const ok = found ? await verifySecret(secret, found.token.secret_hash) : await verifyDummy(secret);
   if (!found || !ok) {
     if (throttle && loopback && !throttle.idle) {
-      const wait = throttle.addressBlockedFor(address);
-      if (wait > 0) throw throttled(wait, 'from this address');
+      const address_ = throttle.addressBlockedFor(address);
+      if (address_ > 0) throw throttled(address_, 'from this address');
+      const token_ = throttle.tokenBlockedFor(tokenKey);
+      if (token_ > 0) throw throttled(token_, 'for this API token');
     }
     throttle?.recordFailure(tokenKey, address);
     throw unauthorized(INVALID_CREDENTIALS);

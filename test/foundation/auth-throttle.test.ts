@@ -80,4 +80,13 @@ describe(`credential failures (${STORE})`, () => {
     t.clock.advance(60_000);
     envelope(await get(basic('unknown-after', 'x')), 401, 'UNAUTHORIZED');
   });
+
+  it('a loopback client past a token’s limit: wrong secrets answer 429, the right one still passes', async () => {
+    t = await makeApp();
+    for (let i = 0; i < 20; i++) envelope(await get(basic(DEFAULT_TOKEN_ID, `guess-${i}`)), 401, 'UNAUTHORIZED');
+    envelope(await get(basic(DEFAULT_TOKEN_ID, 'guess-next')), 429, 'RATE_LIMITED');
+    expect((await get(DEFAULT_AUTH)).statusCode).toBe(200);
+    // From elsewhere the token is held off, the right secret included.
+    envelope(await get(DEFAULT_AUTH, '198.51.100.4'), 429, 'RATE_LIMITED');
+  });
 });
