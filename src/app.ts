@@ -17,7 +17,7 @@ import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempot
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
 import { openSealed, type Sealer } from './kernel/sealed.js';
-import { closeQueryString, lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
+import { closeQueryString, lazySerializerFactory, refuseNul, validatorCompiler, validatorFactory } from './kernel/validation.js';
 import { nameSchemas } from './kernel/openapi.js';
 import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './areas/openapi.js';
 
@@ -71,6 +71,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
   app.setValidatorCompiler(validatorCompiler);
+  // U+0000 in a path parameter, query value or JSON string: 400 before any schema or store
+  // sees it (PostgreSQL cannot store it), on every route (kernel/validation.ts).
+  app.addHook('preValidation', (req, _reply, done) => done(refuseNul(req)));
 
   // JSON bodies: an empty body is no body (endpoints such as execute take none).
   const defaultJson = app.getDefaultJsonParser('error', 'ignore');
