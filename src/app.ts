@@ -13,6 +13,7 @@ import { type AgentResolver, type AuthContext, allows, authenticate, authenticat
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
 import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
+import { makeClientErrorHandler, requestTimeoutOptions } from './kernel/client-errors.js';
 import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
@@ -56,6 +57,13 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory, buildValidator: validatorFactory } },
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: false,
+    // A request (headers and body) must arrive within PAYMENTS_REQUEST_TIMEOUT_MS; a body that
+    // trickles in forever is answered 408 in the envelope (kernel/client-errors.ts).
+    requestTimeout: deps.config.requestTimeoutMs,
+    http: requestTimeoutOptions(deps.config.requestTimeoutMs),
+    // Errors of the HTTP layer (headers too large, the timeout, bytes that are not HTTP) get
+    // the envelope with Connection: close, not Node's or Fastify's own bodies.
+    clientErrorHandler: makeClientErrorHandler(deps.config.requestTimeoutMs),
     // While stopping, server.ts answers new requests 503 SERVICE_UNAVAILABLE in the envelope.
     return503OnClosing: false,
     // Errors raised before routing (a URL that does not decode) get the envelope too.

@@ -1,3 +1,4 @@
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './kernel/client-errors.js';
 import { parseDataKey } from './kernel/sealed.js';
 
 // Runtime configuration, from the environment (the runtime contract in DEVELOPERS.md).
@@ -12,6 +13,8 @@ export interface Config {
   logLevel: string;
   /** PAYMENTS_DATA_KEY: the key sealing sensitive values at rest; absent: a key kept in the store. */
   dataKey: Buffer | undefined;
+  /** PAYMENTS_REQUEST_TIMEOUT_MS: a request's headers and body must arrive within it (408 otherwise). */
+  requestTimeoutMs: number;
 }
 
 export const API_VERSION = '2025-10-13';
@@ -27,6 +30,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (tokenId !== undefined && (tokenId.includes(':') || tokenId.startsWith('Token:'))) {
     throw new Error('PAYMENTS_API_TOKEN_ID must not contain ":" (it is the user name of HTTP Basic)');
   }
+  const timeout = env.PAYMENTS_REQUEST_TIMEOUT_MS ? Number(env.PAYMENTS_REQUEST_TIMEOUT_MS) : DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!Number.isSafeInteger(timeout) || timeout < 100) {
+    throw new Error(`PAYMENTS_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 100, got "${env.PAYMENTS_REQUEST_TIMEOUT_MS}"`);
+  }
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -36,5 +43,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey: env.PAYMENTS_ADMIN_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     dataKey: env.PAYMENTS_DATA_KEY ? parseDataKey(env.PAYMENTS_DATA_KEY) : undefined,
+    requestTimeoutMs: timeout,
   };
 }
