@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, DEFAULT_TOKEN_ID, DEFAULT_SECRET, ADMIN_KEY, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, basic, DEFAULT_AUTH, DEFAULT_SECRET, DEFAULT_TOKEN_ID, envelope, makeApp, STORE, type TestApp, V } from '../helpers.js';
 
 // Issue 14, "no 5xx on any input": U+0000 anywhere a request carries text, integer amounts
 // out of the safe range, and racing deletes. Every answer is a 4xx envelope (never a 500),
@@ -79,6 +79,21 @@ describe(`U+0000 in any input (${STORE})`, () => {
       }
       envelope(await t.call('POST', '/customers', { fullName: NUL }, { authorization: auth }), 401, 'UNAUTHORIZED');
     }
+  });
+
+  it('in a multipart text field or file name: 400 naming it, no document stored', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    const upload = (fields: Record<string, string>, fileName: string) => {
+      const fd = new FormData();
+      for (const [k, v] of Object.entries(fields)) fd.append(k, v);
+      fd.append('file', new Blob([png], { type: 'image/png' }), fileName);
+      return t.app.inject({ method: 'POST', url: `${V}/documents`, payload: fd, headers: { authorization: DEFAULT_AUTH } });
+    };
+    const fields = { documentHolder: customerId, documentType: 'PASSPORT', country: 'GB' };
+    const e = envelope(await upload({ ...fields, documentNumber: `A1${NUL}` }, 'p.png'), 400, 'INVALID_INPUT');
+    expect(fieldsOf(e)).toEqual(['documentNumber']);
+    expect(fieldsOf(envelope(await upload(fields, `p${NUL}.png`), 400, 'INVALID_INPUT'))).toEqual(['file.fileName']);
+    expect(((await t.call('GET', '/documents')).json() as { data: unknown[] }).data).toEqual([]);
   });
 
   it('an unknown route with U+0000 stays 404', async () => {
