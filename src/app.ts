@@ -14,11 +14,12 @@ import { AuthThrottle } from './kernel/auth-throttle.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
 import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
+import { makeClientErrorHandler, requestTimeoutOptions } from './kernel/client-errors.js';
 import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
 import { openSealed, type Sealer } from './kernel/sealed.js';
-import { closeQueryString, lazySerializerFactory, validatorCompiler, validatorFactory } from './kernel/validation.js';
+import { closeQueryString, lazySerializerFactory, refuseNul, validatorCompiler, validatorFactory } from './kernel/validation.js';
 import { nameSchemas } from './kernel/openapi.js';
 import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './areas/openapi.js';
 
@@ -57,6 +58,13 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory, buildValidator: validatorFactory } },
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: false,
+    // A request (headers and body) must arrive within PAYMENTS_REQUEST_TIMEOUT_MS; a body that
+    // trickles in forever is answered 408 in the envelope (kernel/client-errors.ts).
+    requestTimeout: deps.config.requestTimeoutMs,
+    http: requestTimeoutOptions(deps.config.requestTimeoutMs),
+    // Errors of the HTTP layer (headers too large, the timeout, bytes that are not HTTP) get
+    // the envelope with Connection: close, not Node's or Fastify's own bodies.
+    clientErrorHandler: makeClientErrorHandler(deps.config.requestTimeoutMs),
     // While stopping, server.ts answers new requests 503 SERVICE_UNAVAILABLE in the envelope.
     return503OnClosing: false,
     // Errors raised before routing (a URL that does not decode) get the envelope too.
@@ -72,6 +80,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
   app.setValidatorCompiler(validatorCompiler);
+  // U+0000 in a path parameter, query value or JSON string: 400 before any schema or store
+  // sees it (PostgreSQL cannot store it), on every route (kernel/validation.ts).
+  app.addHook('preValidation', (req, _reply, done) => done(refuseNul(req)));
 
   // JSON bodies: an empty body is no body (endpoints such as execute take none).
   const defaultJson = app.getDefaultJsonParser('error', 'ignore');

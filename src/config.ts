@@ -1,3 +1,4 @@
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './kernel/client-errors.js';
 import { parseDataKey } from './kernel/sealed.js';
 
 // Runtime configuration, from the environment (the runtime contract in DEVELOPERS.md).
@@ -14,6 +15,8 @@ export interface Config {
   dataKey: Buffer | undefined;
   /** PAYMENTS_DOCUMENT_QUOTA_BYTES: the bytes of documents each platform may keep (default 256 MiB). */
   documentQuotaBytes: number;
+  /** PAYMENTS_REQUEST_TIMEOUT_MS: a request's headers and body must arrive within it (408 otherwise). */
+  requestTimeoutMs: number;
 }
 
 export const DEFAULT_DOCUMENT_QUOTA_BYTES = 256 * 1024 * 1024;
@@ -35,6 +38,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isSafeInteger(quota) || quota < 0) {
     throw new Error(`PAYMENTS_DOCUMENT_QUOTA_BYTES must be a whole number of bytes, got "${env.PAYMENTS_DOCUMENT_QUOTA_BYTES}"`);
   }
+  const timeout = env.PAYMENTS_REQUEST_TIMEOUT_MS ? Number(env.PAYMENTS_REQUEST_TIMEOUT_MS) : DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!Number.isSafeInteger(timeout) || timeout < 100) {
+    throw new Error(`PAYMENTS_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 100, got "${env.PAYMENTS_REQUEST_TIMEOUT_MS}"`);
+  }
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -45,5 +52,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     dataKey: env.PAYMENTS_DATA_KEY ? parseDataKey(env.PAYMENTS_DATA_KEY) : undefined,
     documentQuotaBytes: quota,
+    requestTimeoutMs: timeout,
   };
 }

@@ -114,6 +114,8 @@ function parseBasic(value: string): { username: string; secret: string } {
   const username = decoded.slice(0, colon);
   const secret = decoded.slice(colon + 1);
   if (!secret) throw unauthorized('Malformed Basic credentials: empty client secret');
+  // No token id or secret holds U+0000 (PostgreSQL could not even look one up).
+  if (username.includes('\u0000') || secret.includes('\u0000')) throw unauthorized('Malformed Basic credentials: a NUL character (U+0000)');
   return { username, secret };
 }
 

@@ -24,7 +24,10 @@ export interface ErrorEnvelope {
 
 /**
  * Codes per status, from the specification; 403, 405, 410, 501 and 503 (and 429 RATE_LIMITED)
- * come from the reference, which the specification does not contradict.
+ * come from the reference, which the specification does not contradict. 408 and 431 are the
+ * service's own, for what the HTTP layer refuses before any operation (kernel/client-errors.ts:
+ * a request not received in time, headers too large); neither the specification nor the
+ * reference has a code for them, so the code is the status's HTTP name.
  */
 export const ERROR_CODES = {
   400: [
@@ -51,6 +54,7 @@ export const ERROR_CODES = {
     'STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND',
   ],
   405: ['METHOD_NOT_ALLOWED'],
+  408: ['REQUEST_TIMEOUT'],
   409: [
     'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', 'TRANSACTION_NOT_CANCELLABLE', 'UMA_ADDRESS_EXISTS',
     'EMAIL_OTP_EMAIL_ALREADY_EXISTS', 'EMAIL_OTP_CREDENTIAL_SET_CHANGED', 'PASSKEY_ALREADY_ENROLLED',
@@ -65,6 +69,7 @@ export const ERROR_CODES = {
     'EMAIL_OTP_CREDENTIAL_SYNC_FAILED',
   ],
   429: ['RATE_LIMITED', 'DAILY_VOLUME_LIMIT_EXCEEDED'],
+  431: ['REQUEST_HEADER_FIELDS_TOO_LARGE'],
   500: ['SERVICE_SWITCH_ERROR', 'INTERNAL_ERROR'],
   501: ['NOT_IMPLEMENTED', 'UNRECOGNIZED_MANDATORY_PAYEE_DATA_KEY'],
   503: ['SERVICE_UNAVAILABLE'],

@@ -294,3 +294,57 @@ export function checkSchema(schema: object, data: unknown, part: RequestPart = '
 export function OneOf<T extends TSchema[]>(tag: string, branches: [...T], options: { title?: string; description?: string } = {}) {
   return Type.Unsafe<Static<T[number]>>({ type: 'object', required: [tag], discriminator: { propertyName: tag }, oneOf: branches, ...options });
 }
+
+// ---- NUL characters -------------------------------------------------------------------------
+//
+// PostgreSQL's text cannot hold U+0000 (it fails the statement: a 500), SQLite stores it and
+// C-string consumers cut the value there. No field of the API has a use for it, so a request
+// carrying one in a path parameter, a query value or a JSON string (value or key) is refused
+// 400 INVALID_INPUT naming every such field, on every store, before its schema is checked
+// and before anything reads the store (refuseNul, a preValidation hook of the whole app).
+// Basic credentials holding one are 401 (kernel/auth.ts); multipart text fields are checked
+// where the form is read.
+
+export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+const hasNul = (s: string): boolean => s.includes('\u0000');
+
+/**
+ * A FieldError for every string (value or property name) of `data` holding U+0000. Fields
+ * are named like the validator's (`a.b.0.c`; `base` prefixes them, a top-level string is
+ * `base`, or `(body)` when there is none). Iterative, so any nesting depth is safe.
+ */
+export function nulFieldErrors(data: unknown, base = ''): FieldError[] {
+  const out: FieldError[] = [];
+  const stack: Array<[unknown, string]> = [[data, base]];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (hasNul(value)) out.push({ field: path || '(body)', message: NUL_MESSAGE });
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], join(path, String(i))]);
+    } else if (value !== null && typeof value === 'object') {
+      const keys = Object.keys(value);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i]!;
+        const field = join(path, k);
+        if (hasNul(k)) out.push({ field, message: NUL_MESSAGE });
+        else stack.push([(value as Record<string, unknown>)[k], field]);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * preValidation hook of the whole app: a routed request whose path parameters, query string or
+ * JSON body holds U+0000 is 400 INVALID_INPUT listing every such field (an unknown route stays
+ * 404). Runs after authentication (onRequest) and before the schemas and the handler.
+ */
+export function refuseNul(req: { is404?: boolean; params: unknown; query: unknown; body: unknown }): ReturnType<typeof invalidInput> | undefined {
+  if (req.is404) return undefined;
+  const errors = [...nulFieldErrors(req.params), ...nulFieldErrors(req.query)];
+  // A path parameter or query value at the top level always has a name: no '(body)' for them.
+  if (req.body !== undefined) errors.push(...nulFieldErrors(req.body));
+  return errors.length > 0 ? invalidInput(errors) : undefined;
+}

@@ -78,7 +78,7 @@ describe(`crypto withdrawal fee estimates (${STORE})`, () => {
     // The default platform supports USDC and BTC; USDT, ETH and SOL are added.
     const config = (await t.call('GET', '/config')).json() as { supportedCurrencies: unknown[] };
     const patched = await t.call('PATCH', '/config', {
-      supportedCurrencies: [...config.supportedCurrencies, cfg('USDT', 1_000_000, 100_000_000_000), cfg('ETH', 1_000_000_000_000, 1_000_000_000_000_000_000), cfg('SOL', 1_000_000, 1_000_000_000_000)],
+      supportedCurrencies: [...config.supportedCurrencies, cfg('USDT', 1_000_000, 100_000_000_000), cfg('ETH', 1_000_000_000_000, 9_000_000_000_000_000), cfg('SOL', 1_000_000, 1_000_000_000_000)],
     });
     expect(patched.statusCode, patched.body).toBe(200);
     accounts = (await newCustomer(t, ['USD', 'USDC', 'USDT', 'BTC', 'ETH', 'SOL'])).accounts;

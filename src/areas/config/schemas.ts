@@ -19,8 +19,8 @@ const CurrencyCode = Type.String({ format: 'iso4217', description: 'Currency cod
 
 export const PlatformCurrencyConfig = Type.Object({
   currencyCode: CurrencyCode,
-  minAmount: Type.Integer({ minimum: 0, description: 'Minimum amount, in the smallest unit of the currency' }),
-  maxAmount: Type.Integer({ minimum: 0, description: 'Maximum amount, in the smallest unit of the currency' }),
+  minAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Minimum amount, in the smallest unit of the currency' }),
+  maxAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Maximum amount, in the smallest unit of the currency' }),
   requiredCounterpartyFields: Type.Array(CounterpartyFieldDefinition),
   providerRequiredCustomerFields: Type.Optional(Type.Array(CustomerInfoFieldName, { readOnly: true })),
   providerRequiredCounterpartyCustomerFields: Type.Optional(Type.Array(CustomerInfoFieldName, { readOnly: true })),
@@ -29,7 +29,7 @@ export const PlatformCurrencyConfig = Type.Object({
 export type PlatformCurrencyConfig = Static<typeof PlatformCurrencyConfig>;
 
 export const FixedFee = Type.Object({
-  amount: Type.Integer({ minimum: 0, description: 'Fee in the smallest unit of `currency`' }),
+  amount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Fee in the smallest unit of `currency`' }),
   currency: CurrencyCode,
 });
 

@@ -17,7 +17,10 @@ export const EstimateCryptoWithdrawalFeeRequest = Type.Object(
     }),
     currency: Type.String({ format: 'iso4217', description: 'The currency withdrawn; the account must hold it', examples: ['USDC'] }),
     cryptoNetwork: CryptoNetwork,
+    // A safe integer: zero and negative ones are refused by the fee check (400 INVALID_AMOUNT,
+    // with the minimum); beyond ±(2^53 − 1) the schema refuses them (400 INVALID_INPUT).
     amount: Type.Integer({
+      minimum: Number.MIN_SAFE_INTEGER,
       maximum: Number.MAX_SAFE_INTEGER,
       description: 'Amount to withdraw, in the smallest unit of currency (10^-6 for USDC, satoshis for BTC). It must be more than totalFee (else 400 INVALID_AMOUNT)',
       examples: [10_000_000],

@@ -24,6 +24,7 @@ import {
   findCustomer,
   findCustomerForUpdate,
   insertCustomer,
+  markCustomerDeleted,
   umaAddressTaken,
   updateCustomer as updateCustomerRow,
 } from './store.js';
@@ -347,7 +348,9 @@ export async function updateCustomer(deps: CustomerDeps, platform: PlatformRow, 
 
 export async function deleteCustomer(db: Kysely<DB>, platformId: string, at: string, id: string): Promise<Customer> {
   const row = await requireCustomer(db, platformId, id);
-  if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${id} was already deleted`);
-  await updateCustomerRow(db, id, { is_deleted: 1, updated_at: at });
+  // Conditional: of concurrent deletes only the one that flips the row answers 200.
+  if (row.is_deleted === 1 || !(await markCustomerDeleted(db, platformId, id, at))) {
+    throw apiError(410, 'CUSTOMER_DELETED', `Customer ${id} was already deleted`);
+  }
   return customerView(db, { ...row, is_deleted: 1, updated_at: at });
 }

@@ -35,6 +35,21 @@ export async function updateCustomer(db: Db, id: string, patch: Partial<Omit<Cus
   await db.updateTable('customers').set(patch).where('id', '=', id).execute();
 }
 
+/**
+ * Mark a live customer deleted, conditionally: only the write that flips `is_deleted` from 0
+ * counts, so of racing deletes exactly one gets true (the others: already deleted).
+ */
+export async function markCustomerDeleted(db: Db, platformId: string, id: string, at: string): Promise<boolean> {
+  const r = await db
+    .updateTable('customers')
+    .set({ is_deleted: 1, updated_at: at })
+    .where('id', '=', id)
+    .where('platform_id', '=', platformId)
+    .where('is_deleted', '=', 0)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
 export async function activePlatformCustomerIdTaken(db: Db, platformId: string, platformCustomerId: string, exceptId?: string): Promise<boolean> {
   let q = db
     .selectFrom('customers')

@@ -7,7 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { apiError } from '../../kernel/errors.js';
+import { apiError, invalidInput } from '../../kernel/errors.js';
+import { NUL_MESSAGE, nulFieldErrors } from '../../kernel/validation.js';
 import { MAX_DOCUMENT_BYTES } from './schemas.js';
 
 // Reading multipart/form-data. The plugin is registered only inside the plugins that take
@@ -157,5 +158,11 @@ export async function readMultipartForm(req: FastifyRequest, opts: { rejectOvers
     }
     throw err;
   }
+  // U+0000 in a text field or a file name: refused like in a JSON body (kernel/validation.ts).
+  const nul = [
+    ...Object.entries(form.fields).flatMap(([name, values]) => (nulFieldErrors([name, ...values]).length > 0 ? [{ field: name, message: NUL_MESSAGE }] : [])),
+    ...Object.entries(form.files).flatMap(([name, files]) => (nulFieldErrors(files.map((f) => f.fileName)).length > 0 ? [{ field: `${name}.fileName`, message: NUL_MESSAGE }] : [])),
+  ];
+  if (nul.length > 0) throw invalidInput(nul);
   return form;
 }
