@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ABANDONED_AFTER_MS, claimKey, completeKey, IDEMPOTENCY_TTL_MS, releaseKey, requestHash } from '../../src/kernel/idempotency.js';
+import { claimKey, completeKey, IDEMPOTENCY_TTL_MS, LEASE_LAPSE_MS, releaseKey, renewLeases, requestHash } from '../../src/kernel/idempotency.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 
 // Idempotency-Key on POST, through HTTP on POST /tokens, and the kernel functions behind it.
@@ -219,32 +219,46 @@ describe(`idempotency kernel (${STORE})`, () => {
   it('claims, reports busy, replays, mismatches, and expires a key', async () => {
     const db = t.store.db;
     const now = t.clock.nowMs();
+    const real = Date.now();
     const h = requestHash('POST', '/a', { x: 1 });
-    expect(await claimKey(db, platformId, 'k', h, now)).toEqual({ kind: 'new' });
-    expect(await claimKey(db, platformId, 'k', h, now + 1)).toEqual({ kind: 'busy' });
-    expect(await claimKey(db, platformId, 'k', requestHash('POST', '/b', { x: 1 }), now + 1)).toEqual({ kind: 'mismatch' });
+    const first = await claimKey(db, platformId, 'k', h, now, real);
+    expect(first).toMatchObject({ kind: 'new', token: expect.any(String) });
+    const claim = { platformId, key: 'k', token: (first as { token: string }).token };
+    expect(await claimKey(db, platformId, 'k', h, now + 1, real)).toEqual({ kind: 'busy' });
+    expect(await claimKey(db, platformId, 'k', requestHash('POST', '/b', { x: 1 }), now + 1, real)).toEqual({ kind: 'mismatch' });
 
-    await completeKey(db, platformId, 'k', 201, '{"ok":true}', 'application/json; charset=utf-8');
-    expect(await claimKey(db, platformId, 'k', h, now + 2)).toEqual({ kind: 'replay', status: 201, body: '{"ok":true}', contentType: 'application/json; charset=utf-8' });
-    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS)).toMatchObject({ kind: 'replay' });
-    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS + 1)).toEqual({ kind: 'new' });
+    await completeKey(db, claim, 201, '{"ok":true}', 'application/json; charset=utf-8');
+    expect(await claimKey(db, platformId, 'k', h, now + 2, real)).toEqual({ kind: 'replay', status: 201, body: '{"ok":true}', contentType: 'application/json; charset=utf-8' });
+    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS, real)).toMatchObject({ kind: 'replay' });
+    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS + 1, real)).toMatchObject({ kind: 'new' });
   });
 
-  it('lets a released (5xx) or abandoned claim be taken again', async () => {
+  it('lets a released (5xx) claim be taken again, and a claim whose lease lapsed be taken over once', async () => {
     const db = t.store.db;
     const now = t.clock.nowMs();
+    const real = Date.now();
     const h = requestHash('POST', '/a', {});
-    expect(await claimKey(db, platformId, 'released', h, now)).toEqual({ kind: 'new' });
-    await releaseKey(db, platformId, 'released');
-    expect(await claimKey(db, platformId, 'released', h, now)).toEqual({ kind: 'new' });
+    const r = (await claimKey(db, platformId, 'released', h, now, real)) as { kind: 'new'; token: string };
+    await releaseKey(db, { platformId, key: 'released', token: r.token });
+    expect(await claimKey(db, platformId, 'released', h, now, real)).toMatchObject({ kind: 'new' });
 
-    expect(await claimKey(db, platformId, 'abandoned', h, now)).toEqual({ kind: 'new' });
-    expect(await claimKey(db, platformId, 'abandoned', h, now + ABANDONED_AFTER_MS)).toEqual({ kind: 'busy' });
-    expect(await claimKey(db, platformId, 'abandoned', h, now + ABANDONED_AFTER_MS + 1)).toEqual({ kind: 'new' });
+    const a = (await claimKey(db, platformId, 'abandoned', h, now, real)) as { kind: 'new'; token: string };
+    // A live lease is never taken over, whatever the platform's clock says.
+    expect(await claimKey(db, platformId, 'abandoned', h, now + IDEMPOTENCY_TTL_MS + 1, real + LEASE_LAPSE_MS)).toEqual({ kind: 'busy' });
+    await renewLeases(db, [a.token], real + LEASE_LAPSE_MS);
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS)).toEqual({ kind: 'busy' });
+    // Lapsed: one retry takes it over, with a new token; the old holder's writes change nothing.
+    const b = (await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS + 1)) as { kind: 'new'; token: string };
+    expect(b).toMatchObject({ kind: 'new' });
+    expect(b.token).not.toBe(a.token);
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS + 1)).toEqual({ kind: 'busy' });
+    await completeKey(db, { platformId, key: 'abandoned', token: a.token }, 200, 'stale', null);
+    await releaseKey(db, { platformId, key: 'abandoned', token: a.token });
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS + 2)).toEqual({ kind: 'busy' });
 
     // A completed key is not released by releaseKey.
-    await completeKey(db, platformId, 'abandoned', 200, 'done', null);
-    await releaseKey(db, platformId, 'abandoned');
-    expect(await claimKey(db, platformId, 'abandoned', h, now + ABANDONED_AFTER_MS + 2)).toMatchObject({ kind: 'replay', status: 200, body: 'done', contentType: null });
+    await completeKey(db, { platformId, key: 'abandoned', token: b.token }, 200, 'done', null);
+    await releaseKey(db, { platformId, key: 'abandoned', token: b.token });
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 10 * LEASE_LAPSE_MS)).toMatchObject({ kind: 'replay', status: 200, body: 'done', contentType: null });
   });
 });
