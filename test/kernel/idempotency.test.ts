@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claimKey, completeKey, IDEMPOTENCY_TTL_MS, LEASE_LAPSE_MS, releaseKey, renewLeases, requestHash } from '../../src/kernel/idempotency.js';
+import { claimKey, completeKey, effectTransaction, IDEMPOTENCY_TTL_MS, LEASE_LAPSE_MS, releaseKey, renewLeases, requestHash, runClaimed } from '../../src/kernel/idempotency.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 
 // Idempotency-Key on POST, through HTTP on POST /tokens, and the kernel functions behind it.
@@ -260,5 +260,27 @@ describe(`idempotency kernel (${STORE})`, () => {
     await completeKey(db, { platformId, key: 'abandoned', token: b.token }, 200, 'done', null);
     await releaseKey(db, { platformId, key: 'abandoned', token: b.token });
     expect(await claimKey(db, platformId, 'abandoned', h, now, real + 10 * LEASE_LAPSE_MS)).toMatchObject({ kind: 'replay', status: 200, body: 'done', contentType: null });
+  });
+
+  it('rolls back the effect of a holder whose claim was taken over, and stores the answer with the effect of the live one', async () => {
+    const db = t.store.db;
+    const now = t.clock.nowMs();
+    const real = Date.now();
+    const h = requestHash('POST', '/fenced', {});
+    const stale = (await claimKey(db, platformId, 'fenced', h, now, real)) as { kind: 'new'; token: string };
+    const live = (await claimKey(db, platformId, 'fenced', h, now, real + LEASE_LAPSE_MS + 1)) as { kind: 'new'; token: string };
+    expect(live).toMatchObject({ kind: 'new' });
+    const ctx = (token: string) => ({ platformId, key: 'fenced', token, answered: false, render: (v: unknown) => ({ status: 201, body: JSON.stringify(v), contentType: 'application/json' }) });
+    // The effect: a row written in the same transaction (another key stands in for a payment).
+    const effect = (name: string) => async (trx: Parameters<Parameters<typeof effectTransaction>[1]>[0]) => {
+      await trx.insertInto('idempotency_keys').values({ platform_id: platformId, key: name, request_hash: 'x', state: 'done', response_status: 200, response_body: '', response_content_type: null, created_ms: now, claim_token: null, lease_ms: null }).execute();
+      return { effect: name };
+    };
+    await expect(runClaimed(ctx(stale.token), () => effectTransaction(db, effect('stale-effect')))).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    expect(await db.selectFrom('idempotency_keys').select('key').where('key', '=', 'stale-effect').executeTakeFirst()).toBeUndefined();
+
+    expect(await runClaimed(ctx(live.token), () => effectTransaction(db, effect('live-effect')))).toEqual({ effect: 'live-effect' });
+    expect(await db.selectFrom('idempotency_keys').select('key').where('key', '=', 'live-effect').executeTakeFirst()).toBeDefined();
+    expect(await claimKey(db, platformId, 'fenced', h, now, real + 10 * LEASE_LAPSE_MS)).toEqual({ kind: 'replay', status: 201, body: '{"effect":"live-effect"}', contentType: 'application/json' });
   });
 });
