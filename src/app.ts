@@ -15,7 +15,7 @@ import { iso, platformNowMs, type Clock } from './kernel/clock.js';
 import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
 import { makeClientErrorHandler, requestTimeoutOptions } from './kernel/client-errors.js';
-import { claimKey, completeKey, releaseKey, requestHash } from './kernel/idempotency.js';
+import { claimKey, completeKey, type IdempotencyContext, LEASE_RENEW_MS, releaseKey, renewLeases, requestHash, runClaimed } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
 import { openSealed, type Sealer } from './kernel/sealed.js';
@@ -79,6 +79,15 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   registerIncomingPayments(deps);
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
+  // The claims this process's requests hold: their leases are renewed while they run, so a
+  // retry never takes over the claim of a request that may still commit (kernel/idempotency.ts).
+  const heldClaims = new Set<string>();
+  const leaseTimer = setInterval(() => {
+    if (heldClaims.size === 0) return;
+    renewLeases(deps.store.db, [...heldClaims], Date.now()).catch((err: unknown) => app.log.warn({ err }, 'renewing Idempotency-Key leases failed'));
+  }, LEASE_RENEW_MS);
+  leaseTimer.unref();
+  app.addHook('onClose', async () => clearInterval(leaseTimer));
   app.setValidatorCompiler(validatorCompiler);
   // U+0000 in a path parameter, query value or JSON string: 400 before any schema or store
   // sees it (PostgreSQL cannot store it), on every route (kernel/validation.ts).
@@ -145,6 +154,17 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     async (api) => {
       // Every GET takes only the query parameters it declares (kernel/validation.ts).
       api.addHook('onRoute', closeQueryString);
+      // A POST's handler runs in its Idempotency-Key claim's context (kernel/idempotency.ts),
+      // so the service's effectTransaction stores the answer with the effect.
+      api.addHook('onRoute', (route) => {
+        const methods = Array.isArray(route.method) ? route.method : [route.method];
+        if (!methods.includes('POST')) return;
+        const handler = route.handler;
+        route.handler = function claimed(this: unknown, req: FastifyRequest, reply: FastifyReply) {
+          const ctx = req.idempotency;
+          return ctx ? runClaimed(ctx, () => handler.call(this as never, req, reply)) : handler.call(this as never, req, reply);
+        } as typeof route.handler;
+      });
       // The hooks of every request answer at once when they can (known credentials, no
       // Idempotency-Key), and return a promise only when they must wait.
       api.addHook('onRequest', (req, reply, done) => {
@@ -210,9 +230,13 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     const deadline = Date.now() + 10_000;
     for (;;) {
       const nowMs = platformNowMs(deps.clock, Number(req.auth.platform.clock_offset_ms));
-      const claim = await claimKey(deps.store.db, platformId, key, hash, nowMs);
+      const claim = await claimKey(deps.store.db, platformId, key, hash, nowMs, Date.now());
       if (claim.kind === 'new') {
-        req.idempotency = { platformId, key };
+        const ctx: IdempotencyContext = { platformId, key, token: claim.token, answered: false };
+        const status = successStatusOf(req);
+        if (status !== undefined) ctx.render = (value) => storedAnswer(req, reply, ctx, status, value);
+        req.idempotency = ctx;
+        heldClaims.add(claim.token);
         return;
       }
       if (claim.kind === 'replay') {
@@ -240,22 +264,51 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     const claim = req.idempotency;
     if (!claim) return payload;
     req.idempotency = null;
-    if (reply.statusCode >= 500) {
-      await releaseKey(deps.store.db, claim.platformId, claim.key);
-    } else {
-      let body = typeof payload === 'string' ? payload : payload === undefined || payload === null ? '' : String(payload);
-      // Secrets are shown once and never stored: the stored answer goes without them, so
-      // a replay names the same resource without repeating its secret.
-      const secrets = req.routeOptions.config.secretFields;
-      if (secrets && body) body = withoutFields(body, secrets);
-      if (req.routeOptions.config.sealStoredAnswer) body = deps.sealer.seal(body, storedAnswerContext(claim.platformId, claim.key));
-      const type = reply.getHeader('content-type');
-      await completeKey(deps.store.db, claim.platformId, claim.key, reply.statusCode, body, typeof type === 'string' ? type : null);
+    try {
+      // Answered with its effect already (effectTransaction): the stored answer stands, and
+      // these fenced writes find the key done and change nothing.
+      if (reply.statusCode >= 500) {
+        await releaseKey(deps.store.db, claim);
+      } else {
+        const type = reply.getHeader('content-type');
+        const raw = typeof payload === 'string' ? payload : payload === undefined || payload === null ? '' : String(payload);
+        await completeKey(deps.store.db, claim, reply.statusCode, storedBody(req, claim, raw), typeof type === 'string' ? type : null);
+      }
+    } finally {
+      heldClaims.delete(claim.token);
     }
     return payload;
   }
 
+  /** The text stored under a key for an answer: without the route's secret fields, sealed when the route says so. */
+  function storedBody(req: FastifyRequest, claim: IdempotencyContext, body: string): string {
+    // Secrets are shown once and never stored: the stored answer goes without them, so
+    // a replay names the same resource without repeating its secret.
+    const secrets = req.routeOptions.config.secretFields;
+    if (secrets && body) body = withoutFields(body, secrets);
+    if (req.routeOptions.config.sealStoredAnswer) body = deps.sealer.seal(body, storedAnswerContext(claim.platformId, claim.key));
+    return body;
+  }
+
+  /** The route's answer to `value` as onSend would store it: serialized with the route's response schema for `status`. */
+  function storedAnswer(req: FastifyRequest, reply: FastifyReply, claim: IdempotencyContext, status: number, value: unknown) {
+    const previous = reply.statusCode;
+    reply.code(status);
+    try {
+      return { status, body: storedBody(req, claim, reply.serialize(value) as string), contentType: 'application/json; charset=utf-8' };
+    } finally {
+      reply.code(previous);
+    }
+  }
+
   return app;
+}
+
+/** The route's one 2xx status (its response schemas), or undefined when it has none or several. */
+function successStatusOf(req: FastifyRequest): number | undefined {
+  const response = (req.routeOptions.schema as { response?: Record<string, unknown> } | undefined)?.response;
+  const ok = Object.keys(response ?? {}).filter((s) => /^2\d\d$/.test(s));
+  return ok.length === 1 ? Number(ok[0]) : undefined;
 }
 
 /** The additional authenticated data of a sealed stored answer: its table, platform and key. */

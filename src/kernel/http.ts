@@ -25,7 +25,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     auth: AuthContext | null;
-    idempotency: { platformId: string; key: string } | null;
+    idempotency: import('./idempotency.js').IdempotencyContext | null;
   }
 }
 

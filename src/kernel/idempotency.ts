@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { apiError } from './errors.js';
 import { isUniqueViolation } from './db/connect.js';
 import type { DB } from './db/schema.js';
 
@@ -9,13 +12,85 @@ import type { DB } from './db/schema.js';
 // gets 400 INVALID_INPUT naming the key. A duplicate that arrives while the first is still
 // running waits for it, so the two never both execute. Keys are honoured for 24 hours of
 // the platform's clock. A 5xx is not stored: retrying such a request executes it again.
+//
+// Exactly once (docs/reliability.md): a claim carries a random token and a lease. The
+// claiming request runs in an AsyncLocalStorage context holding the claim; a service that
+// moves money opens its transaction with `effectTransaction`, which stores the request's
+// answer (the route's success status and serialized body) in the key's row INSIDE the
+// effect's transaction, fenced on the claim token. So the effect and its answer commit
+// together or not at all: after any crash the key is either 'done' with the answer of the
+// committed effect (a retry replays it), or 'in_progress' with no effect (a retry may run
+// it on a clean slate). Such a claim is taken over only once its lease has lapsed (its
+// process renews it every second while the request runs), and the takeover changes the
+// token, so a request that was only slow can no longer commit its effect (its fenced write
+// finds no row and rolls its transaction back).
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
-/** A claim still in progress after this long belongs to a request that died. */
-export const ABANDONED_AFTER_MS = 2 * 60_000;
+/** A claiming process renews the leases of its running requests this often (real time). */
+export const LEASE_RENEW_MS = 1_000;
+/** A claim whose lease was not renewed for this long belongs to a process that is gone. */
+export const LEASE_LAPSE_MS = 5_000;
+
+/** The claim a request holds: what its effect transaction fences on. */
+export interface HeldClaim {
+  platformId: string;
+  key: string;
+  token: string;
+}
+
+/** The per-request context of a claiming request (set around the route's handler). */
+export interface IdempotencyContext extends HeldClaim {
+  /** The route's answer to a successful call, as stored: status, body text, content type; undefined when the route has no single success status. */
+  render?: (value: unknown) => { status: number; body: string; contentType: string | null };
+  /** Set once the answer has been stored with the effect. */
+  answered: boolean;
+}
+
+const context = new AsyncLocalStorage<IdempotencyContext>();
+
+/** Run `fn` (a route handler) as the claiming request of `ctx`. */
+export function runClaimed<T>(ctx: IdempotencyContext, fn: () => T): T {
+  return context.run(ctx, fn);
+}
+
+/** Test seams: throw at a point of an effect transaction to simulate a crash there. */
+export const idempotencyFaults: { beforeEffectCommit?: () => void; afterEffectCommit?: () => void } = {};
+
+/**
+ * Open the transaction of a request's effect (money moving, a resource created). Inside an
+ * Idempotency-Key request, the value `fn` returns is the route's answer: it is serialized
+ * with the route's response schema and stored under the key in this same transaction,
+ * fenced on the claim (a claim taken over rolls the effect back: 409 CONFLICT). Outside one
+ * it is a plain transaction.
+ */
+export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+  const ctx = context.getStore();
+  const result = await db.transaction().execute(async (trx) => {
+    const value = await fn(trx);
+    if (ctx && ctx.render && !ctx.answered) {
+      const answer = ctx.render(value);
+      const stored = await trx
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', response_status: answer.status, response_body: answer.body, response_content_type: answer.contentType })
+        .where('platform_id', '=', ctx.platformId)
+        .where('key', '=', ctx.key)
+        .where('claim_token', '=', ctx.token)
+        .where('state', '=', 'in_progress')
+        .executeTakeFirst();
+      if (Number(stored.numUpdatedRows) !== 1) {
+        throw apiError(409, 'CONFLICT', `The claim of Idempotency-Key "${ctx.key}" was taken over by a retry; nothing was done by this request`);
+      }
+    }
+    idempotencyFaults.beforeEffectCommit?.();
+    return value;
+  });
+  if (ctx && ctx.render) ctx.answered = true;
+  idempotencyFaults.afterEffectCommit?.();
+  return result;
+}
 
 export type Claim =
-  | { kind: 'new' }
+  | { kind: 'new'; token: string }
   | { kind: 'replay'; status: number; body: string; contentType: string | null }
   | { kind: 'mismatch' }
   | { kind: 'busy' };
@@ -35,20 +110,37 @@ async function readKey(db: Kysely<DB>, platformId: string, key: string) {
   return db.selectFrom('idempotency_keys').selectAll().where('platform_id', '=', platformId).where('key', '=', key).executeTakeFirst();
 }
 
-/** Try to claim a key; tells the caller what to do. */
-export async function claimKey(db: Kysely<DB>, platformId: string, key: string, hash: string, nowMs: number): Promise<Claim> {
+/**
+ * Try to claim a key; tells the caller what to do. `realNowMs` is real time (leases are
+ * about processes, not about the platform's sandbox clock).
+ */
+export async function claimKey(db: Kysely<DB>, platformId: string, key: string, hash: string, nowMs: number, realNowMs: number): Promise<Claim> {
+  // Past its 24 hours a key is forgotten, unless a live request still holds it.
   await db
     .deleteFrom('idempotency_keys')
     .where('platform_id', '=', platformId)
     .where('key', '=', key)
     .where('created_ms', '<', nowMs - IDEMPOTENCY_TTL_MS)
+    .where((eb) => eb.or([eb('state', '=', 'done'), eb('lease_ms', 'is', null), eb('lease_ms', '<', realNowMs - LEASE_LAPSE_MS)]))
     .execute();
+  const token = randomUUID();
   try {
     await db
       .insertInto('idempotency_keys')
-      .values({ platform_id: platformId, key, request_hash: hash, state: 'in_progress', response_status: null, response_body: null, response_content_type: null, created_ms: nowMs })
+      .values({
+        platform_id: platformId,
+        key,
+        request_hash: hash,
+        state: 'in_progress',
+        response_status: null,
+        response_body: null,
+        response_content_type: null,
+        created_ms: nowMs,
+        claim_token: token,
+        lease_ms: realNowMs,
+      })
       .execute();
-    return { kind: 'new' };
+    return { kind: 'new', token };
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }
@@ -56,23 +148,49 @@ export async function claimKey(db: Kysely<DB>, platformId: string, key: string, 
   if (!row) return { kind: 'busy' }; // released between our insert and read: let the caller retry
   if (row.request_hash !== hash) return { kind: 'mismatch' };
   if (row.state === 'done') return { kind: 'replay', status: Number(row.response_status), body: row.response_body ?? '', contentType: row.response_content_type };
-  if (Number(row.created_ms) < nowMs - ABANDONED_AFTER_MS) {
-    // The first request died without an answer (client gone, process killed): start over.
-    await releaseKey(db, platformId, key);
-    return claimKey(db, platformId, key, hash, nowMs);
+  if (row.lease_ms === null || Number(row.lease_ms) < realNowMs - LEASE_LAPSE_MS) {
+    // The first request's process is gone (killed, or stalled past its lease) and its effect
+    // did not commit (it would have stored the answer with it): take the claim over with a
+    // new token. Conditional on the old token and state, so of two retries one wins, and a
+    // stalled original can no longer commit (its fenced write finds the token changed).
+    const taken = await db
+      .updateTable('idempotency_keys')
+      .set({ claim_token: token, lease_ms: realNowMs, created_ms: nowMs })
+      .where('platform_id', '=', platformId)
+      .where('key', '=', key)
+      .where('state', '=', 'in_progress')
+      .where((eb) => (row.claim_token === null ? eb('claim_token', 'is', null) : eb('claim_token', '=', row.claim_token)))
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 1) return { kind: 'new', token };
   }
   return { kind: 'busy' };
 }
 
-export async function completeKey(db: Kysely<DB>, platformId: string, key: string, status: number, body: string, contentType: string | null): Promise<void> {
+/** Store the answer of a request whose effect did not store it already (fenced on its claim). */
+export async function completeKey(db: Kysely<DB>, claim: HeldClaim, status: number, body: string, contentType: string | null): Promise<void> {
   await db
     .updateTable('idempotency_keys')
     .set({ state: 'done', response_status: status, response_body: body, response_content_type: contentType })
-    .where('platform_id', '=', platformId)
-    .where('key', '=', key)
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
+    .where('claim_token', '=', claim.token)
+    .where('state', '=', 'in_progress')
     .execute();
 }
 
-export async function releaseKey(db: Kysely<DB>, platformId: string, key: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('platform_id', '=', platformId).where('key', '=', key).where('state', '=', 'in_progress').execute();
+/** Free the key of a request that failed (5xx) without a committed effect. */
+export async function releaseKey(db: Kysely<DB>, claim: HeldClaim): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
+    .where('claim_token', '=', claim.token)
+    .where('state', '=', 'in_progress')
+    .execute();
+}
+
+/** Renew the leases of the claims this process's requests hold (every LEASE_RENEW_MS). */
+export async function renewLeases(db: Kysely<DB>, tokens: readonly string[], realNowMs: number): Promise<void> {
+  if (tokens.length === 0) return;
+  await db.updateTable('idempotency_keys').set({ lease_ms: realNowMs }).where('claim_token', 'in', tokens).where('state', '=', 'in_progress').execute();
 }

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ABANDONED_AFTER_MS, claimKey, completeKey, IDEMPOTENCY_TTL_MS, releaseKey, requestHash } from '../../src/kernel/idempotency.js';
+import { claimKey, completeKey, effectTransaction, IDEMPOTENCY_TTL_MS, LEASE_LAPSE_MS, releaseKey, renewLeases, requestHash, runClaimed } from '../../src/kernel/idempotency.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 
 // Idempotency-Key on POST, through HTTP on POST /tokens, and the kernel functions behind it.
@@ -219,32 +219,68 @@ describe(`idempotency kernel (${STORE})`, () => {
   it('claims, reports busy, replays, mismatches, and expires a key', async () => {
     const db = t.store.db;
     const now = t.clock.nowMs();
+    const real = Date.now();
     const h = requestHash('POST', '/a', { x: 1 });
-    expect(await claimKey(db, platformId, 'k', h, now)).toEqual({ kind: 'new' });
-    expect(await claimKey(db, platformId, 'k', h, now + 1)).toEqual({ kind: 'busy' });
-    expect(await claimKey(db, platformId, 'k', requestHash('POST', '/b', { x: 1 }), now + 1)).toEqual({ kind: 'mismatch' });
+    const first = await claimKey(db, platformId, 'k', h, now, real);
+    expect(first).toMatchObject({ kind: 'new', token: expect.any(String) });
+    const claim = { platformId, key: 'k', token: (first as { token: string }).token };
+    expect(await claimKey(db, platformId, 'k', h, now + 1, real)).toEqual({ kind: 'busy' });
+    expect(await claimKey(db, platformId, 'k', requestHash('POST', '/b', { x: 1 }), now + 1, real)).toEqual({ kind: 'mismatch' });
 
-    await completeKey(db, platformId, 'k', 201, '{"ok":true}', 'application/json; charset=utf-8');
-    expect(await claimKey(db, platformId, 'k', h, now + 2)).toEqual({ kind: 'replay', status: 201, body: '{"ok":true}', contentType: 'application/json; charset=utf-8' });
-    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS)).toMatchObject({ kind: 'replay' });
-    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS + 1)).toEqual({ kind: 'new' });
+    await completeKey(db, claim, 201, '{"ok":true}', 'application/json; charset=utf-8');
+    expect(await claimKey(db, platformId, 'k', h, now + 2, real)).toEqual({ kind: 'replay', status: 201, body: '{"ok":true}', contentType: 'application/json; charset=utf-8' });
+    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS, real)).toMatchObject({ kind: 'replay' });
+    expect(await claimKey(db, platformId, 'k', h, now + IDEMPOTENCY_TTL_MS + 1, real)).toMatchObject({ kind: 'new' });
   });
 
-  it('lets a released (5xx) or abandoned claim be taken again', async () => {
+  it('lets a released (5xx) claim be taken again, and a claim whose lease lapsed be taken over once', async () => {
     const db = t.store.db;
     const now = t.clock.nowMs();
+    const real = Date.now();
     const h = requestHash('POST', '/a', {});
-    expect(await claimKey(db, platformId, 'released', h, now)).toEqual({ kind: 'new' });
-    await releaseKey(db, platformId, 'released');
-    expect(await claimKey(db, platformId, 'released', h, now)).toEqual({ kind: 'new' });
+    const r = (await claimKey(db, platformId, 'released', h, now, real)) as { kind: 'new'; token: string };
+    await releaseKey(db, { platformId, key: 'released', token: r.token });
+    expect(await claimKey(db, platformId, 'released', h, now, real)).toMatchObject({ kind: 'new' });
 
-    expect(await claimKey(db, platformId, 'abandoned', h, now)).toEqual({ kind: 'new' });
-    expect(await claimKey(db, platformId, 'abandoned', h, now + ABANDONED_AFTER_MS)).toEqual({ kind: 'busy' });
-    expect(await claimKey(db, platformId, 'abandoned', h, now + ABANDONED_AFTER_MS + 1)).toEqual({ kind: 'new' });
+    const a = (await claimKey(db, platformId, 'abandoned', h, now, real)) as { kind: 'new'; token: string };
+    // A live lease is never taken over, whatever the platform's clock says.
+    expect(await claimKey(db, platformId, 'abandoned', h, now + IDEMPOTENCY_TTL_MS + 1, real + LEASE_LAPSE_MS)).toEqual({ kind: 'busy' });
+    await renewLeases(db, [a.token], real + LEASE_LAPSE_MS);
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS)).toEqual({ kind: 'busy' });
+    // Lapsed: one retry takes it over, with a new token; the old holder's writes change nothing.
+    const b = (await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS + 1)) as { kind: 'new'; token: string };
+    expect(b).toMatchObject({ kind: 'new' });
+    expect(b.token).not.toBe(a.token);
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS + 1)).toEqual({ kind: 'busy' });
+    await completeKey(db, { platformId, key: 'abandoned', token: a.token }, 200, 'stale', null);
+    await releaseKey(db, { platformId, key: 'abandoned', token: a.token });
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 2 * LEASE_LAPSE_MS + 2)).toEqual({ kind: 'busy' });
 
     // A completed key is not released by releaseKey.
-    await completeKey(db, platformId, 'abandoned', 200, 'done', null);
-    await releaseKey(db, platformId, 'abandoned');
-    expect(await claimKey(db, platformId, 'abandoned', h, now + ABANDONED_AFTER_MS + 2)).toMatchObject({ kind: 'replay', status: 200, body: 'done', contentType: null });
+    await completeKey(db, { platformId, key: 'abandoned', token: b.token }, 200, 'done', null);
+    await releaseKey(db, { platformId, key: 'abandoned', token: b.token });
+    expect(await claimKey(db, platformId, 'abandoned', h, now, real + 10 * LEASE_LAPSE_MS)).toMatchObject({ kind: 'replay', status: 200, body: 'done', contentType: null });
+  });
+
+  it('rolls back the effect of a holder whose claim was taken over, and stores the answer with the effect of the live one', async () => {
+    const db = t.store.db;
+    const now = t.clock.nowMs();
+    const real = Date.now();
+    const h = requestHash('POST', '/fenced', {});
+    const stale = (await claimKey(db, platformId, 'fenced', h, now, real)) as { kind: 'new'; token: string };
+    const live = (await claimKey(db, platformId, 'fenced', h, now, real + LEASE_LAPSE_MS + 1)) as { kind: 'new'; token: string };
+    expect(live).toMatchObject({ kind: 'new' });
+    const ctx = (token: string) => ({ platformId, key: 'fenced', token, answered: false, render: (v: unknown) => ({ status: 201, body: JSON.stringify(v), contentType: 'application/json' }) });
+    // The effect: a row written in the same transaction (another key stands in for a payment).
+    const effect = (name: string) => async (trx: Parameters<Parameters<typeof effectTransaction>[1]>[0]) => {
+      await trx.insertInto('idempotency_keys').values({ platform_id: platformId, key: name, request_hash: 'x', state: 'done', response_status: 200, response_body: '', response_content_type: null, created_ms: now, claim_token: null, lease_ms: null }).execute();
+      return { effect: name };
+    };
+    await expect(runClaimed(ctx(stale.token), () => effectTransaction(db, effect('stale-effect')))).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    expect(await db.selectFrom('idempotency_keys').select('key').where('key', '=', 'stale-effect').executeTakeFirst()).toBeUndefined();
+
+    expect(await runClaimed(ctx(live.token), () => effectTransaction(db, effect('live-effect')))).toEqual({ effect: 'live-effect' });
+    expect(await db.selectFrom('idempotency_keys').select('key').where('key', '=', 'live-effect').executeTakeFirst()).toBeDefined();
+    expect(await claimKey(db, platformId, 'fenced', h, now, real + 10 * LEASE_LAPSE_MS)).toEqual({ kind: 'replay', status: 201, body: '{"effect":"live-effect"}', contentType: 'application/json' });
   });
 });

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely';
+import { effectTransaction } from '../../kernel/idempotency.js';
 import type { AppDeps } from '../../app.js';
 import { type Clock, iso } from '../../kernel/clock.js';
 import { findCurrency } from '../../kernel/currencies.js';
@@ -255,11 +256,15 @@ function reconciliationReference(id: string): string {
  */
 export async function receiveUmaPayment(deps: IncomingDeps, platform: PlatformRow, now: Now, body: SandboxUmaReceiveRequest): Promise<IncomingTransaction> {
   const senderAddress = parseUmaAddress(body.senderUmaAddress)!;
-  const sender = sandboxSender(senderAddress);
-  if (!sender) {
+  const found = sandboxSender(senderAddress);
+  if (!found) {
     throw apiError(404, 'UMA_NOT_FOUND', `${senderAddress.address} is no sandbox sender`, { senderUmaAddress: senderAddress.address, field: 'senderUmaAddress' });
   }
-  const row = await deps.store.db.transaction().execute(async (trx) => {
+  // The answer is the view of the transaction as committed: stored with it under an Idempotency-Key.
+  const sender = found;
+  return effectTransaction(deps.store.db, async (trx) => transactionView(await receiveIn(trx)) as IncomingTransaction);
+
+  async function receiveIn(trx: Trx): Promise<TransactionRow> {
     const customer = await resolveReceiver(trx, platform.id, body);
     // An unregulated platform's customer receives nothing before their end-user terms are on file.
     if (platform.regulated !== 1 && !hasEndUserTermsOnFile(customer)) {
@@ -340,8 +345,7 @@ export async function receiveUmaPayment(deps: IncomingDeps, platform: PlatformRo
     if (!endpoint) return umaIncoming.approve(trx, deps, pending, undefined, now, { byDefault: true });
     await schedule(trx, deps, pending, 'APPROVAL_TIMEOUT', Number(pending.approval_deadline_ms), now.at);
     return pending;
-  });
-  return transactionView(row) as IncomingTransaction;
+  }
 }
 
 // ---- The UMA_INCOMING flow ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { effectTransaction } from '../../kernel/idempotency.js';
 import { iso } from '../../kernel/clock.js';
 import { currencyView, findCurrency } from '../../kernel/currencies.js';
 import type { DB } from '../../kernel/db/schema.js';
@@ -337,7 +338,7 @@ export interface CreateOptions {
  * threshold, store it; with immediatelyExecute, execute it in the same transaction.
  */
 export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions = {}): Promise<Quote> {
-  return deps.store.db.transaction().execute(async (trx) => {
+  return effectTransaction(deps.store.db, async (trx) => {
     const row = await buildQuote(trx, deps, platform, now, body, opts);
     if (body.immediatelyExecute === true) {
       await executeRow(trx, deps, platform, row, now, opts);
@@ -612,7 +613,7 @@ async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
 
 /** POST /quotes/{quoteId}/execute: lock the quote, then start its payment. */
 export async function executeQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, quoteId: string): Promise<Quote> {
-  return deps.store.db.transaction().execute(async (trx) => {
+  return effectTransaction(deps.store.db, async (trx) => {
     const row = await requireQuote(trx, platform.id, quoteId, deps.store.kind === 'postgres');
     await executeRow(trx, deps, platform, row, now);
     return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
@@ -654,7 +655,7 @@ async function wholeAvailableBalance(trx: Transaction<DB>, platform: PlatformRow
  * incoming transaction.
  */
 export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, request: TransferQuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
-  return deps.store.db.transaction().execute(async (trx) => {
+  return effectTransaction(deps.store.db, async (trx) => {
     const body: QuoteRequest = { ...request, lockedCurrencyAmount: request.lockedCurrencyAmount ?? (await wholeAvailableBalance(trx, platform, request.source)) };
     const row = await buildQuote(trx, deps, platform, now, body, { transfer: direction });
     const created = await findTransaction(trx, platform.id, row.transaction_id!);
@@ -679,7 +680,7 @@ export interface SandboxSend {
  * fails the payment at once with FUNDING_AMOUNT_MISMATCH (the funds go back to the sender).
  */
 export async function fundRealtimeQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: SandboxSend): Promise<AnyTransaction> {
-  return deps.store.db.transaction().execute(async (trx) => {
+  return effectTransaction(deps.store.db, async (trx) => {
     const row = await requireQuote(trx, platform.id, body.quoteId, deps.store.kind === 'postgres');
     if (row.source_type !== 'REALTIME_FUNDING') {
       throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${row.id} is not funded in real time; execute it with POST /quotes/{quoteId}/execute`, {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { effectTransaction } from '../../kernel/idempotency.js';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { emitEvent } from '../../kernel/events.js';
@@ -26,7 +27,7 @@ const DESCRIPTION = 'Internal account funding (sandbox)';
 
 export async function fundInternalAccount(store: Store, platformId: string, at: string, accountId: string, amount: number): Promise<InternalAccount> {
   const db: Kysely<DB> = store.db;
-  return db.transaction().execute(async (trx) => {
+  return effectTransaction(db, async (trx) => {
     const account = await requireInternalAccount(trx, platformId, accountId);
     const customer = account.customer_id !== null ? await findCustomer(trx, platformId, account.customer_id) : undefined;
     const source: Record<string, unknown> = { sourceType: 'REALTIME_FUNDING', currency: account.currency };

@@ -687,6 +687,16 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
         await sql`update documents set content = ${Buffer.alloc(0)}`.execute(db);
       },
     },
+    '0016_idempotency_effects': {
+      async up(db: AnyDb) {
+        // Exactly once per Idempotency-Key (kernel/idempotency.ts): each claim gets a token
+        // (the fence every later write of its request checks) and a lease its process renews
+        // while the request runs (real epoch ms); a claim is taken over only once its lease
+        // has lapsed and its effect has not committed.
+        await db.schema.alterTable('idempotency_keys').addColumn('claim_token', 'text').execute();
+        await db.schema.alterTable('idempotency_keys').addColumn('lease_ms', bigint).execute();
+      },
+    },
   };
 }
 

@@ -71,6 +71,10 @@ export interface IdempotencyKeysTable {
   response_body: string | null;
   response_content_type: string | null;
   created_ms: number;
+  /** The claim's fence: every write of the claiming request checks it (migration 0016). */
+  claim_token: string | null;
+  /** Real epoch ms of the claim's last lease renewal; lapsed = its process is gone. */
+  lease_ms: number | null;
 }
 
 export interface JobsTable {
