@@ -11,6 +11,9 @@ import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
 // events in order) with several lanes in flight, so a slow lane holds nobody else.
 // No worker runs (makeApp's default): the tests drive the deliverer with runDue().
 
+/** How long to wait for what must eventually arrive (a generous bound for a loaded CI machine, not a timing assertion). */
+const WAIT_MS = 20_000;
+
 interface Got {
   id: string;
   type: string;
@@ -122,7 +125,7 @@ describe(`webhook lanes and the clock advance (${STORE})`, () => {
 
     // The deliverer sends them after the answer: both lanes at once, each dated when it was due.
     const drain = t.running.webhooks.runDue();
-    await vi.waitFor(() => expect(rx.holding).toBe(2), { timeout: 5_000 });
+    await vi.waitFor(() => expect(rx.holding).toBe(2), { timeout: WAIT_MS, interval: 20 });
     rx.release();
     await drain;
     expect(rx.got.find((g) => g.id === before)!.timestamp).toBe(iso(start));
@@ -169,7 +172,7 @@ describe(`webhook lanes and the clock advance (${STORE})`, () => {
     rx.held = (g) => g.resource === account;
 
     const drain = t.running.webhooks.runDue();
-    await vi.waitFor(() => expect(rx.got.filter((g) => g.resource === tx)).toHaveLength(3), { timeout: 5_000 });
+    await vi.waitFor(() => expect(rx.got.filter((g) => g.resource === tx)).toHaveLength(3), { timeout: WAIT_MS, interval: 20 });
     // The payment's events went out, in order, while the account's first one is still held;
     // the account's later ones wait behind it (one lane: one at a time, in order).
     expect(rx.got.filter((g) => g.resource === tx).map((g) => g.id)).toEqual(payment);
@@ -187,7 +190,7 @@ describe(`webhook lanes and the clock advance (${STORE})`, () => {
     for (let i = 0; i < DEFAULT_CONCURRENCY + 4; i++) ids.push(await emit(`Customer:${i}`, 'CUSTOMER.UPDATE'));
     rx.held = () => true;
     const drain = t.running.webhooks.runDue();
-    await vi.waitFor(() => expect(rx.holding).toBe(DEFAULT_CONCURRENCY), { timeout: 5_000 });
+    await vi.waitFor(() => expect(rx.holding).toBe(DEFAULT_CONCURRENCY), { timeout: WAIT_MS, interval: 20 });
     const sending = await t.store.db.selectFrom('webhook_deliveries').select('id').where('platform_id', '=', platformId).where('status', '=', 'SENDING').execute();
     expect(sending).toHaveLength(DEFAULT_CONCURRENCY);
     expect(rx.got).toHaveLength(DEFAULT_CONCURRENCY);

@@ -200,6 +200,8 @@ export class WebhookDeliverer {
   private readonly answerHandlers = new Map<string, AnswerHandler>();
   /** Deliveries (of distinct lanes) being sent and recorded right now. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Deliveries finished (recorded or failed) so far in this process. */
+  private recorded = 0;
   readonly concurrency: number;
 
   constructor(
@@ -258,6 +260,7 @@ export class WebhookDeliverer {
     const p: Promise<void> = this.deliver(c)
       .catch((err: unknown) => this.log?.error({ err, deliveryId: c.row.id }, 'webhook delivery error'))
       .finally(() => {
+        this.recorded += 1;
         this.inFlight.delete(p);
         this.worker.kick();
       });
@@ -361,11 +364,13 @@ export class WebhookDeliverer {
   async runDue(platformId?: string, max = 1_000): Promise<number> {
     let n = 0;
     for (;;) {
+      // A delivery recorded while the claim ran may have freed its lane after the claim looked.
+      const recordedBefore = this.recorded;
       const claimed = await this.claim(Math.min(this.concurrency - this.inFlight.size, max - n), platformId);
       for (const c of claimed) this.launch(c);
       n += claimed.length;
       if (this.inFlight.size === 0) {
-        if (claimed.length === 0 || n >= max) return n;
+        if (n >= max || (claimed.length === 0 && this.recorded === recordedBefore)) return n;
         continue;
       }
       await Promise.race(this.inFlight);
