@@ -36,7 +36,9 @@ import {
 // included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of the platform's
 // sandbox clock (exponential backoff capped at 30 minutes, for 7 days), then the delivery is
 // FAILED. TEST webhooks and INCOMING_PAYMENT webhooks of a PENDING payment are never
-// retried (retryPolicyOf). One resource's deliveries go out in event order. State lives in
+// retried (retryPolicyOf). Deliveries go out in lanes, one per resource (the transaction of a
+// payment event, the account of a balance event): in event order within a lane, up to
+// `concurrency` lanes in flight at once, so a slow lane holds no other. State lives in
 // the database, so a restart resumes where it stopped. An area may read the answers to one
 // event type (onDeliveryAnswered): the payment approval webhook is answered 200 / 202 / 403 /
 // 422, and those answers are decisions, not failures.
