@@ -122,6 +122,8 @@ describe(`incoming UMA payments (${STORE})`, () => {
   async function advance(seconds: number): Promise<void> {
     const res = await t.call('POST', '/sandbox/clock/advance', { seconds });
     expect(res.statusCode, res.body).toBe(200);
+    // The advance answers before its webhooks go out (no worker runs here): send them.
+    await t.running.webhooks.runDue();
   }
 
   async function deliveriesOf(resourceId: string): Promise<Array<{ type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }>> {

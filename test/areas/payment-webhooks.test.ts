@@ -27,7 +27,11 @@ describe(`payment webhooks on the sandbox clock (${STORE})`, () => {
     await t.close();
   });
 
-  const advance = async (seconds: number) => expect((await t.call('POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
+  // The advance answers before its webhooks go out (no worker runs here): send them, then look.
+  const advance = async (seconds: number) => {
+    expect((await t.call('POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
+    await t.running.webhooks.runDue();
+  };
   const hooksFor = (id: string) => receiver.got.filter((r) => (r.json.data as { id?: string }).id === id);
   const typesFor = (id: string) => hooksFor(id).map((r) => r.json.type);
   /** Each webhook's data.status, in arrival order. */

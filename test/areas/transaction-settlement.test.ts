@@ -26,7 +26,11 @@ describe(`expected settlement of outgoing transactions (${STORE})`, () => {
     await t.close();
   });
 
-  const advance = async (seconds: number) => expect((await t.call('POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
+  // The advance answers before its webhooks go out (no worker runs here): send them, then look.
+  const advance = async (seconds: number) => {
+    expect((await t.call('POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
+    await t.running.webhooks.runDue();
+  };
   const tx = async (id: string): Promise<Settling> => {
     const res = await t.call('GET', `/transactions/${encodeURIComponent(id)}`);
     expect(res.statusCode, res.body).toBe(200);

@@ -53,9 +53,11 @@ async function deliveryOf(t: TestApp, eventId: string): Promise<DeliveryView> {
   return d;
 }
 
+/** Advance the sandbox clock, then send what came due (the advance answers before any webhook goes out; no worker runs in these tests). */
 async function advance(t: TestApp, seconds: number): Promise<void> {
   const res = await t.call('POST', '/sandbox/clock/advance', { seconds });
   expect(res.statusCode).toBe(200);
+  await t.running.webhooks.runDue();
 }
 
 describe(`webhooks (${STORE})`, () => {
@@ -183,12 +185,12 @@ describe(`webhooks (${STORE})`, () => {
     const a2 = await emit(t, 'A', 'CUSTOMER.UPDATE', { id: 'A', v: 2 });
     const b1 = await emit(t, 'B', 'CUSTOMER.UPDATE', { id: 'B', v: 1 });
     await t.running.webhooks.runDue();
-    // A1 failed and waits for its retry; A2 waits behind it; B1 went out.
-    expect(rx.got.map((r) => r.json.id)).toEqual([a1, b1]);
+    // A1 failed and waits for its retry; A2 waits behind it; B1 went out (beside A1: other lanes).
+    expect(rx.got.map((r) => r.json.id).sort()).toEqual([a1, b1].sort());
     expect((await deliveryOf(t, a2)).attempts).toBe(0);
     failA = false;
     await advance(t, 30);
-    expect(rx.got.map((r) => r.json.id)).toEqual([a1, b1, a1, a2]);
+    expect(rx.got.slice(2).map((r) => r.json.id)).toEqual([a1, a2]);
     for (const id of [a1, a2, b1]) expect((await deliveryOf(t, id)).status).toBe('DELIVERED');
   });
 

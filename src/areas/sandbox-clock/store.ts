@@ -23,18 +23,3 @@ export async function nextPendingJobAt(db: Kysely<DB>, platformId: string, until
   return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
 }
 
-/**
- * The earliest next attempt of the platform's pending webhook deliveries after `afterMs` and
- * up to `untilMs` (platform time), if any: a retry the clock stops at, like a job.
- */
-export async function nextDeliveryAttemptAt(db: Kysely<DB>, platformId: string, afterMs: number, untilMs: number): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('webhook_deliveries')
-    .select((eb) => eb.fn.min('next_attempt_ms').as('next'))
-    .where('platform_id', '=', platformId)
-    .where('status', '=', 'PENDING')
-    .where('next_attempt_ms', '>', afterMs)
-    .where('next_attempt_ms', '<=', untilMs)
-    .executeTakeFirst();
-  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
-}

@@ -11,6 +11,7 @@ import { paginate, type Page } from '../../kernel/pagination.js';
 import { SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
 import {
   attemptsOf,
+  type Claimable,
   type AttemptRow,
   deliveriesQuery,
   type DeliveryFilter,
@@ -20,6 +21,7 @@ import {
   insertAttempt,
   markSending,
   platformOffset,
+  releaseLane,
   sendMaterial,
   settleDelivery,
   signingInfo,
@@ -34,7 +36,9 @@ import {
 // included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of the platform's
 // sandbox clock (exponential backoff capped at 30 minutes, for 7 days), then the delivery is
 // FAILED. TEST webhooks and INCOMING_PAYMENT webhooks of a PENDING payment are never
-// retried (retryPolicyOf). One resource's deliveries go out in event order. State lives in
+// retried (retryPolicyOf). Deliveries go out in lanes, one per resource (the transaction of a
+// payment event, the account of a balance event): in event order within a lane, up to
+// `concurrency` lanes in flight at once, so a slow lane holds no other. State lives in
 // the database, so a restart resumes where it stopped. An area may read the answers to one
 // event type (onDeliveryAnswered): the payment approval webhook is answered 200 / 202 / 403 /
 // 422, and those answers are decisions, not failures.
@@ -175,6 +179,18 @@ export type AnswerHandler = (answer: DeliveryAnswer) => Promise<AnswerVerdict>;
 export interface DelivererOptions {
   timeoutMs?: number;
   pollMs?: number;
+  /** Deliveries in flight at once, each of a different lane (DEFAULT_CONCURRENCY). */
+  concurrency?: number;
+}
+
+/** How many deliveries one process has in flight at once, each of its own lane. */
+export const DEFAULT_CONCURRENCY = 8;
+
+interface Claimed {
+  row: Claimable;
+  attempts: number;
+  leaseUntil: number;
+  material: Awaited<ReturnType<typeof sendMaterial>>;
 }
 
 export class WebhookDeliverer {
@@ -184,6 +200,11 @@ export class WebhookDeliverer {
   private readonly worker: PollingLoop;
   private unsubscribe: (() => void) | undefined;
   private readonly answerHandlers = new Map<string, AnswerHandler>();
+  /** Deliveries (of distinct lanes) being sent and recorded right now. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Deliveries finished (recorded or failed) so far in this process. */
+  private recorded = 0;
+  readonly concurrency: number;
 
   constructor(
     private readonly store: Store,
@@ -193,7 +214,8 @@ export class WebhookDeliverer {
   ) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.pollMs = opts.pollMs ?? 500;
-    this.worker = new PollingLoop(() => this.runOne(), {
+    this.concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
+    this.worker = new PollingLoop(() => this.pump(), {
       pollMs: () => this.pollMs,
       maxPerPass: 100,
       onError: (err) => this.log?.error({ err }, 'webhook loop error'),
@@ -216,24 +238,51 @@ export class WebhookDeliverer {
   }
 
   /**
-   * Claim one due delivery, send it, record the attempt. Returns false when nothing was due.
-   * Three steps, no transaction open while the request is in flight.
+   * Claim up to `max` due lane heads (optionally of one platform) in one short transaction,
+   * marking each SENDING with a lease.
    */
-  async runOne(platformId?: string): Promise<boolean> {
+  private async claim(max: number, platformId?: string): Promise<Claimed[]> {
+    if (max <= 0) return [];
     const realNow = this.clock.nowMs();
     const leaseUntil = realNow + this.timeoutMs + 30_000;
-    const claimed = await this.store.db.transaction().execute(async (trx) => {
-      const row = await findDue(trx, realNow, this.store.kind === 'postgres', platformId);
-      if (!row) return undefined;
-      const attempts = Number(row.attempts) + 1;
-      const at = iso(realNow + Number(row.clock_offset_ms));
-      await markSending(trx, row.id, attempts, leaseUntil, at);
-      const material = await sendMaterial(trx, row);
-      return { row, attempts, material };
+    return this.store.db.transaction().execute(async (trx) => {
+      const rows = await findDue(trx, realNow, this.store.kind === 'postgres', platformId, max);
+      const out: Claimed[] = [];
+      for (const row of rows) {
+        const attempts = Number(row.attempts) + 1;
+        await markSending(trx, row.id, attempts, leaseUntil, iso(realNow + Number(row.clock_offset_ms)));
+        out.push({ row, attempts, leaseUntil, material: await sendMaterial(trx, row) });
+      }
+      return out;
     });
-    if (!claimed) return false;
-    const { row, attempts, material } = claimed;
-    const startedMs = this.clock.nowMs() + (await platformOffset(this.store.db, row.platform_id));
+  }
+
+  /** Start sending a claimed delivery; it leaves the in-flight set (and wakes the loop) when recorded. */
+  private launch(c: Claimed): void {
+    const p: Promise<void> = this.deliver(c)
+      .catch((err: unknown) => this.log?.error({ err, deliveryId: c.row.id }, 'webhook delivery error'))
+      .finally(() => {
+        this.recorded += 1;
+        this.inFlight.delete(p);
+        this.worker.kick();
+      });
+    this.inFlight.add(p);
+  }
+
+  /**
+   * Send one claimed delivery and record the attempt: the POST with no transaction open, then
+   * one short transaction.
+   *
+   * The attempt is dated at its due time on the platform clock (`next_attempt_ms`, never
+   * later than now): a first attempt at its event's time (or when its lane let it go), a
+   * retry at its scheduled time. So after a clock advance the attempts that fell due inside
+   * the advanced window are sent promptly, in order, each carrying the time it was due, and
+   * the schedule continues from those times (docs/webhooks.md "The sandbox clock").
+   */
+  private async deliver({ row, attempts, leaseUntil, material }: Claimed): Promise<void> {
+    const platformNow = this.clock.nowMs() + (await platformOffset(this.store.db, row.platform_id));
+    const dueMs = row.status === 'PENDING' && row.next_attempt_ms !== null ? Number(row.next_attempt_ms) : platformNow;
+    const startedMs = Math.min(platformNow, dueMs);
     const startedAt = iso(startedMs);
 
     let outcome: SendOutcome;
@@ -262,6 +311,8 @@ export class WebhookDeliverer {
     await this.store.db.transaction().execute(async (trx) => {
       const nowMs = this.clock.nowMs() + (await platformOffset(trx, row.platform_id));
       const at = iso(nowMs);
+      // When the lane is free again, on the platform clock: the attempt's (possibly past) start plus its latency.
+      const settledMs = Math.min(nowMs, startedMs + outcome.latencyMs);
       const attempt: AttemptRow = {
         id: newId('WebhookAttempt'),
         platform_id: row.platform_id,
@@ -276,29 +327,61 @@ export class WebhookDeliverer {
       };
       await insertAttempt(trx, attempt);
       const base = { last_status_code: outcome.statusCode, last_error: acknowledged ? null : outcome.error, updated_at: at };
+      let settled: boolean;
       if (acknowledged && material?.endpoint) {
-        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
+        settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
       } else if (material && !material.endpoint) {
         // The endpoint was removed meanwhile: kept, like an event emitted with no endpoint.
-        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
+        settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
       } else if (verdict === 'FAILED' || !retried || attempts >= MAX_ATTEMPTS) {
-        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
+        settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
         this.log?.warn({ deliveryId: row.id, attempts, err: outcome.error }, 'webhook delivery failed for good');
       } else {
-        // The schedule counts from the attempt's start, so the gap between two attempts is
-        // the wait itself (at most 30 minutes), however long the endpoint took to answer.
+        // The schedule counts from the attempt's start (its due time), so the gap between two
+        // attempts is the wait itself, however long the endpoint took to answer, and retries
+        // due inside an advanced window follow one another at their scheduled times.
         const delay = RETRY_SCHEDULE_MS[Math.min(attempts - 1, RETRY_SCHEDULE_MS.length - 1)]!;
-        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: Math.max(startedMs + delay, nowMs) });
+        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: startedMs + delay });
+        return;
       }
+      if (settled) await releaseLane(trx, row.platform_id, row.resource_id, Number(row.event_seq), settledMs);
     });
-    return true;
   }
 
-  /** Send every delivery that is due now (optionally of one platform). For tests and the sandbox clock. */
+  /** One step of the background loop: fill the free slots with due lane heads. */
+  private async pump(): Promise<boolean> {
+    const free = this.concurrency - this.inFlight.size;
+    if (free <= 0) return false; // a delivery that finishes wakes the loop
+    const claimed = await this.claim(free);
+    for (const c of claimed) this.launch(c);
+    return claimed.length === free;
+  }
+
+  /**
+   * Send every delivery that is due now (optionally of one platform), up to `concurrency`
+   * lanes at a time, and wait until they (and any other delivery this process has in flight)
+   * are recorded, including the retries that come due meanwhile. Returns how many attempts it
+   * started. For tests (no worker runs there) and operators' scripts.
+   */
   async runDue(platformId?: string, max = 1_000): Promise<number> {
     let n = 0;
-    while (n < max && (await this.runOne(platformId))) n += 1;
-    return n;
+    for (;;) {
+      // A delivery recorded while the claim ran may have freed its lane after the claim looked.
+      const recordedBefore = this.recorded;
+      const claimed = await this.claim(Math.min(this.concurrency - this.inFlight.size, max - n), platformId);
+      for (const c of claimed) this.launch(c);
+      n += claimed.length;
+      if (this.inFlight.size === 0) {
+        if (n >= max || (claimed.length === 0 && this.recorded === recordedBefore)) return n;
+        continue;
+      }
+      await Promise.race(this.inFlight);
+    }
+  }
+
+  /** Wait for the deliveries in flight in this process. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
   start(): void {
@@ -312,11 +395,12 @@ export class WebhookDeliverer {
     this.worker.kick();
   }
 
-  /** Stop polling and wait for the delivery in flight (at most its timeout). */
+  /** Stop polling and wait for the deliveries in flight (at most their timeout). */
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     await this.worker.stop();
+    await this.idle();
   }
 }
 

@@ -13,11 +13,16 @@ export interface Claimable extends DeliveryRow {
 }
 
 /**
- * The next due delivery (optionally of one platform): PENDING and due on its platform's
- * clock, or SENDING with an expired lease (its worker died). A delivery whose resource has
- * an earlier delivery still open is not due: one resource's events go out in order.
+ * Up to `limit` due deliveries (optionally of one platform), earliest due first: PENDING and
+ * due on its platform's clock, or SENDING with an expired lease (its worker died). Only the
+ * head of each lane: a delivery whose ordering key (its `resource_id`: the transaction of a
+ * payment event, the internal account of a balance event, the customer of a KYC event) has an
+ * earlier delivery still open is not due, so one lane's events go out in order, one at a
+ * time, while the heads of other lanes are claimed beside it (docs/webhooks.md "Order per
+ * resource"). Two heads of one lane are never returned together: the second has the first,
+ * still open, before it. Index `webhook_deliveries_lane_open` (0020) answers the check.
  */
-export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres: boolean, platformId?: string): Promise<Claimable | undefined> {
+export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres: boolean, platformId?: string, limit = 1): Promise<Claimable[]> {
   let q = trx
     .selectFrom('webhook_deliveries as d')
     .innerJoin('platforms as p', 'p.id', 'd.platform_id')
@@ -36,15 +41,36 @@ export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres:
             .select('e.id')
             .whereRef('e.platform_id', '=', 'd.platform_id')
             .whereRef('e.resource_id', '=', 'd.resource_id')
-            .whereRef('e.event_seq', '<', 'd.event_seq')
-            .where('e.status', 'in', [...OPEN_STATUSES]),
+            .where('e.status', 'in', [...OPEN_STATUSES])
+            .whereRef('e.event_seq', '<', 'd.event_seq'),
         ),
       ),
     );
   if (platformId !== undefined) q = q.where('d.platform_id', '=', platformId);
-  q = q.orderBy('d.next_attempt_ms', 'asc').orderBy('d.event_seq', 'asc').limit(1);
+  q = q.orderBy('d.next_attempt_ms', 'asc').orderBy('d.event_seq', 'asc').limit(limit);
   if (postgres) q = q.forUpdate('d').skipLocked();
-  return (await q.executeTakeFirst()) as Claimable | undefined;
+  return (await q.execute()) as Claimable[];
+}
+
+/**
+ * A delivery of the lane settled for good at `readyMs` (platform time): the next open one of
+ * the lane cannot have been attempted before that, so its due time moves up to it (never
+ * back). Its attempt is then dated when its lane let it go, not when its event happened, and
+ * its retries count from there.
+ */
+export async function releaseLane(db: Db, platformId: string, resourceId: string, afterSeq: number, readyMs: number): Promise<void> {
+  const next = await db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'status', 'next_attempt_ms'])
+    .where('platform_id', '=', platformId)
+    .where('resource_id', '=', resourceId)
+    .where('status', 'in', [...OPEN_STATUSES])
+    .where('event_seq', '>', afterSeq)
+    .orderBy('event_seq', 'asc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!next || next.status !== 'PENDING' || next.next_attempt_ms === null || Number(next.next_attempt_ms) >= readyMs) return;
+  await db.updateTable('webhook_deliveries').set({ next_attempt_ms: readyMs }).where('id', '=', next.id).where('status', '=', 'PENDING').execute();
 }
 
 export async function markSending(trx: Transaction<DB>, id: string, attempts: number, leaseUntilMs: number, at: string): Promise<void> {

@@ -697,6 +697,15 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
         await db.schema.alterTable('idempotency_keys').addColumn('lease_ms', bigint).execute();
       },
     },
+    '0020_delivery_lanes': {
+      async up(db: AnyDb) {
+        // Webhook deliveries go out in lanes (one per resource) with several lanes in flight:
+        // a claim checks that no earlier delivery of the lane is still open (PENDING or
+        // SENDING), and releasing a lane finds its next open one. With the status before the
+        // sequence, both are two short index ranges, however many delivered rows the lane has.
+        await db.schema.createIndex('webhook_deliveries_lane_open').on('webhook_deliveries').columns(['platform_id', 'resource_id', 'status', 'event_seq']).execute();
+      },
+    },
   };
 }
 
