@@ -668,7 +668,7 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
           .execute();
       },
     },
-    '0019_auth_documents': {
+    '0016_auth_documents': {
       // Document bytes in chunks of at most 256 KiB (documents area), written and read one at a
       // time so no upload or download holds a whole file; documents.content stays, emptied.
       async up(db: AnyDb) {
@@ -687,7 +687,7 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
         await sql`update documents set content = ${Buffer.alloc(0)}`.execute(db);
       },
     },
-    '0016_idempotency_effects': {
+    '0017_idempotency_effects': {
       async up(db: AnyDb) {
         // Exactly once per Idempotency-Key (kernel/idempotency.ts): each claim gets a token
         // (the fence every later write of its request checks) and a lease its process renews
@@ -697,7 +697,7 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
         await db.schema.alterTable('idempotency_keys').addColumn('lease_ms', bigint).execute();
       },
     },
-    '0020_delivery_lanes': {
+    '0018_delivery_lanes': {
       async up(db: AnyDb) {
         // Webhook deliveries go out in lanes (one per resource) with several lanes in flight:
         // a claim checks that no earlier delivery of the lane is still open (PENDING or
