@@ -41,3 +41,28 @@ export async function checkCrashRun(store: Store, report: CrashReport, advance: 
   expect(open, 'transactions not terminal').toEqual([]);
   await assertLedgerInvariants(store);
 }
+
+/** What a webhook receiver got: each event's type and its resource's id. */
+export interface ReceivedEvents {
+  has(type: string, id: string): boolean;
+}
+
+/**
+ * Every transaction's final event reached the platform's endpoint (at least once: a kill
+ * during a delivery may repeat one): `OUTGOING_PAYMENT.<status>` or
+ * `INCOMING_PAYMENT.<status>` with the transaction as its data. Waits for the deliverer of
+ * the running server, advancing the sandbox clock so due retries run.
+ */
+export async function checkFinalWebhooks(store: Store, received: ReceivedEvents, advance: () => Promise<void>, timeoutMs = 60_000): Promise<void> {
+  const rows = await store.db.selectFrom('transactions').select(['id', 'type', 'status']).execute();
+  const expected = rows.map((r) => ({ id: r.id, type: `${r.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT'}.${r.status}` }));
+  let missing = expected;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    missing = expected.filter((e) => !received.has(e.type, e.id));
+    if (missing.length === 0 || Date.now() > deadline) break;
+    await advance();
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  expect(missing.map((m) => `${m.type} ${m.id}`), 'final webhooks not delivered').toEqual([]);
+}

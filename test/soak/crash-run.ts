@@ -46,6 +46,8 @@ export interface CrashOptions {
   streams: number;
   /** Random kill moment after the load starts, in ms. */
   killAfterMs: [number, number];
+  /** The platform's webhook endpoint, set before the load (the final events are checked there). */
+  webhookUrl?: string;
   log?: (line: string) => void;
 }
 
@@ -143,6 +145,7 @@ export async function runCrashScenario(opts: CrashOptions): Promise<CrashReport>
   const customer = await ok<{ id: string; umaAddress: string }>(server.base, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cora Crash', currencies: ['USD'], endUserTermsConsent: TERMS });
   const umaAccount = (await ok<{ data: { id: string }[] }>(server.base, 'GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}`)).data[0]!.id;
   await ok(server.base, 'POST', `/sandbox/internal-accounts/${platformUsd}/fund`, { amount: 100_000_000 });
+  if (opts.webhookUrl) await ok(server.base, 'PATCH', '/config', { webhookEndpoint: opts.webhookUrl });
 
   const sent: Sent[] = [];
   let amount = 1_000;

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Store, openStore } from '../../src/kernel/db/connect.js';
 import { basic, STORE, V } from '../helpers.js';
-import { checkCrashRun } from './crash-checks.js';
+import { createServer, type Server } from 'node:http';
+import { checkCrashRun, checkFinalWebhooks } from './crash-checks.js';
 import { type CrashReport, kill, runCrashScenario } from './crash-run.js';
 
 /**
@@ -17,6 +18,11 @@ import { type CrashReport, kill, runCrashScenario } from './crash-run.js';
  */
 export function crashSuite(opts: { kills: number; streams: number; timeoutMs: number }): void {
   const PORTS = STORE === 'postgres' ? [18225, 18226, 18227, 18228, 18229] : [18200, 18201, 18202, 18203, 18204];
+  const RECEIVER_PORT = STORE === 'postgres' ? 18230 : 18205;
+  // The platform's webhook endpoint: answers 200 to everything (approving incoming payments)
+  // and remembers each event's type and resource.
+  const got = new Set<string>();
+  let receiver: Server | undefined;
   const PG_URL = process.env.TEST_DATABASE_URL;
   const tmp = mkdtempSync(join(tmpdir(), 'payments-crash-'));
   let database: string | undefined;
@@ -35,6 +41,7 @@ export function crashSuite(opts: { kills: number; streams: number; timeoutMs: nu
 
   afterAll(async () => {
     if (report) await kill(report.server);
+    await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
     await store?.close();
     if (database) await pgAdmin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
     rmSync(tmp, { recursive: true, force: true });
@@ -55,25 +62,48 @@ export function crashSuite(opts: { kills: number; streams: number; timeoutMs: nu
         } else {
           databaseUrl = `sqlite:${file}`;
         }
+        receiver = createServer((req, res) => {
+          let body = '';
+          req.setEncoding('utf8').on('data', (c: string) => (body += c));
+          req.on('end', () => {
+            try {
+              const e = JSON.parse(body) as { type?: string; data?: { id?: string } };
+              if (e.type && e.data?.id) got.add(`${e.type} ${e.data.id}`);
+            } catch {
+              /* not an event */
+            }
+            res.writeHead(200).end();
+          });
+        });
+        await new Promise<void>((r) => receiver!.listen(RECEIVER_PORT, '127.0.0.1', () => r()));
         const started = Date.now();
-        report = await runCrashScenario({ databaseUrl, ports: PORTS, kills: opts.kills, streams: opts.streams, killAfterMs: [150, 600] });
+        report = await runCrashScenario({
+          databaseUrl,
+          ports: PORTS,
+          kills: opts.kills,
+          streams: opts.streams,
+          killAfterMs: [150, 600],
+          webhookUrl: `http://127.0.0.1:${RECEIVER_PORT}/webhooks`,
+        });
         expect(report.lostAnswers, 'the kills landed while requests ran').toBeGreaterThan(0);
         store = STORE === 'postgres' ? await openStore({ kind: 'postgres', location: databaseUrl }) : await openStore({ kind: 'sqlite', location: file });
         const base = report.base;
-        await checkCrashRun(store, report, async () => {
+        const advance = async () => {
           await fetch(`${base}${V}/sandbox/clock/advance`, {
             method: 'POST',
             headers: { authorization: basic('crash-token-id', 'crash-client-secret'), 'content-type': 'application/json' },
             body: JSON.stringify({ seconds: 3600 }),
           });
-        });
+        };
+        await checkCrashRun(store, report, advance);
+        await checkFinalWebhooks(store, { has: (type, id) => got.has(`${type} ${id}`) }, advance);
         const counts = new Map<string, number>();
         for (const s of report.sent) counts.set(s.kind, (counts.get(s.kind) ?? 0) + 1);
         const byKind = [...counts].map(([k, n]) => `${k} ${n}`);
         console.log(
           `crash run (${STORE}): ${report.kills} kills, ${report.sent.length} keyed requests (${byKind.join(', ')}), ${report.lostAnswers} answers lost, ` +
             `${report.replayedAfterCrash} replayed after a restart (effect committed before the kill), ${report.lostAnswers - report.replayedAfterCrash} run on a clean slate; ` +
-            `every key moved money once; ${Math.round((Date.now() - started) / 1000)} s`,
+            `every key moved money once, every final webhook delivered; ${Math.round((Date.now() - started) / 1000)} s`,
         );
       },
       opts.timeoutMs,
