@@ -8,7 +8,8 @@ import { apiError } from '../../kernel/errors.js';
 import { onEventsEmitted } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
-import { SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
+import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
+import type { Sealer } from '../../kernel/sealed.js';
 import {
   attemptsOf,
   type AttemptRow,
@@ -20,10 +21,12 @@ import {
   insertAttempt,
   markSending,
   platformOffset,
+  replaceWebhookKey,
   sendMaterial,
   settleDelivery,
   signingInfo,
   updateDelivery,
+  webhookKeysNotSealedWith,
 } from './store.js';
 
 // Webhook delivery. Every event gets a delivery row in the event's own transaction
@@ -238,11 +241,18 @@ export class WebhookDeliverer {
 
     let outcome: SendOutcome;
     let url = material?.endpoint ?? '';
-    if (!material || !material.endpoint || !material.privateKey) {
-      outcome = { statusCode: null, error: !material ? 'event not found' : 'no webhook endpoint configured', latencyMs: 0, responseBody: null, ok: false };
+    // The private key is opened only here, to sign this attempt.
+    const privateKey = material?.privateKey ? openWebhookKey(row.platform_id, material.privateKey) : undefined;
+    if (!material || !material.endpoint || !privateKey) {
+      const error = !material
+        ? 'event not found'
+        : !material.endpoint
+          ? 'no webhook endpoint configured'
+          : 'the webhook signing key cannot be opened (sealed with another server secret: PAYMENTS_SECRET_KEY changed?)';
+      outcome = { statusCode: null, error, latencyMs: 0, responseBody: null, ok: false };
       url = material?.endpoint ?? '';
     } else {
-      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), material.privateKey, this.timeoutMs);
+      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), privateKey, this.timeoutMs);
     }
 
     // An area that reads answers to this event type decides first, in its own transaction.
@@ -424,9 +434,10 @@ export interface TestWebhookResult {
 export async function sendTestWebhook(db: Kysely<DB>, clock: Clock, platformId: string, timeoutMs: number): Promise<TestWebhookResult> {
   const p = await requirePlatform(db, platformId);
   if (!p.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
-  if (!p.webhook_private_key) throw apiError(500, 'INTERNAL_ERROR', 'The platform has no webhook key');
+  const privateKey = p.webhook_private_key ? openWebhookKey(platformId, p.webhook_private_key) : undefined;
+  if (!privateKey) throw apiError(500, 'INTERNAL_ERROR', 'The platform\'s webhook signing key cannot be opened');
   const payload = { id: newId('Webhook'), type: 'TEST', timestamp: iso(clock.nowMs() + Number(p.clock_offset_ms)), data: {} };
-  const outcome = await postSigned(p.webhook_endpoint, JSON.stringify(payload), p.webhook_private_key, timeoutMs);
+  const outcome = await postSigned(p.webhook_endpoint, JSON.stringify(payload), privateKey, timeoutMs);
   if (!outcome.ok) {
     throw apiError(400, 'WEBHOOK_DELIVERY_ERROR', `The webhook endpoint ${outcome.statusCode === null ? `could not be reached (${outcome.error})` : `answered ${outcome.statusCode}`}`, {
       url: p.webhook_endpoint,
@@ -437,4 +448,25 @@ export async function sendTestWebhook(db: Kysely<DB>, clock: Clock, platformId: 
     });
   }
   return { url: p.webhook_endpoint, response_status: outcome.statusCode!, ...(outcome.responseBody !== null ? { response_body: outcome.responseBody } : {}) };
+}
+
+/**
+ * Start-up step: seal every platform's webhook private key with the current sealing key:
+ * plaintext keys (rows from before sealing) and keys sealed with an older key this process can
+ * still open. Keys that cannot be opened are counted (the server warns: their platforms cannot
+ * sign until the secret that sealed them is configured again).
+ */
+export async function resealWebhookKeys(db: Kysely<DB>, sealer: Sealer): Promise<{ resealed: number; unreadable: number }> {
+  let resealed = 0;
+  let unreadable = 0;
+  for (const row of await webhookKeysNotSealedWith(db, sealer.keyId)) {
+    const hex = openWebhookKey(row.id, row.webhook_private_key);
+    if (hex === undefined) {
+      unreadable += 1;
+      continue;
+    }
+    await replaceWebhookKey(db, row.id, row.webhook_private_key, sealWebhookKey(sealer, row.id, hex));
+    resealed += 1;
+  }
+  return { resealed, unreadable };
 }
