@@ -12,6 +12,7 @@ import { JobQueue } from './kernel/jobs.js';
 import { loadSealer, type SecretSource } from './kernel/sealed.js';
 import { ownersSealedWithOtherKeys } from './areas/beneficial-owners/store.js';
 import { resealWebhookKeys, WebhookDeliverer } from './areas/webhooks/service.js';
+import { WebhookTargets } from './areas/webhooks/targets.js';
 
 /** How long a stop waits for requests in flight before it closes their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -58,7 +59,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   await backfillAccounts(store, clock);
   const jobs = new JobQueue(store, clock);
   const hooks = new Hooks();
-  const webhooks = new WebhookDeliverer(store, clock, undefined, opts.webhookTimeoutMs !== undefined ? { timeoutMs: opts.webhookTimeoutMs } : {});
+  const targets = new WebhookTargets(config.webhookAllowPrivate);
+  const webhooks = new WebhookDeliverer(store, clock, undefined, { targets, ...(opts.webhookTimeoutMs !== undefined ? { timeoutMs: opts.webhookTimeoutMs } : {}) });
   const app = await buildApp({ store, clock, config, jobs, hooks, webhooks, sealer }, opts.logger !== undefined ? { logger: opts.logger } : {});
   jobs.useLogger(app.log);
   webhooks.useLogger(app.log);
@@ -94,7 +96,11 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     done(null, payload);
   });
   await app.ready();
-  if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
+  if (opts.listen !== false) {
+    await app.listen({ port: config.port, host: config.host });
+    // Webhooks never go to this address (areas/webhooks/targets.ts).
+    targets.setListening(app.server.address());
+  }
   if (opts.worker !== false) {
     jobs.start();
     webhooks.start();

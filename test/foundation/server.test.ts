@@ -52,7 +52,7 @@ const started: Proc[] = [];
 /** Env of the child: ours without any PAYMENTS_* / DATABASE_URL / PORT we might have. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['PAYMENTS_API_TOKEN_ID', 'PAYMENTS_API_CLIENT_SECRET', 'PAYMENTS_ADMIN_KEY', 'DATABASE_URL', 'PORT', 'HOST']) delete env[k];
+  for (const k of ['PAYMENTS_API_TOKEN_ID', 'PAYMENTS_API_CLIENT_SECRET', 'PAYMENTS_ADMIN_KEY', 'PAYMENTS_SECRET_KEY', 'PAYMENTS_DATA_KEY', 'PAYMENTS_WEBHOOK_ALLOW_PRIVATE', 'DATABASE_URL', 'PORT', 'HOST']) delete env[k];
   return { ...env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...extra };
 }
 
