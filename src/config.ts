@@ -1,5 +1,5 @@
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './kernel/client-errors.js';
-import { parseDataKey } from './kernel/sealed.js';
+import { parseDataKey, parseSecretKey } from './kernel/sealed.js';
 
 // Runtime configuration, from the environment (the runtime contract in DEVELOPERS.md).
 
@@ -11,12 +11,36 @@ export interface Config {
   apiClientSecret: string | undefined;
   adminKey: string | undefined;
   logLevel: string;
-  /** PAYMENTS_DATA_KEY: the key sealing sensitive values at rest; absent: a key kept in the store. */
+  /**
+   * PAYMENTS_SECRET_KEY: the server secret the sealing key is derived from (HKDF-SHA256);
+   * absent: kept in the data directory, in memory or in the store (kernel/sealed.ts loadSealer).
+   */
+  secretKey: string | undefined;
+  /** PAYMENTS_DATA_KEY: deprecated alias, a raw 32-byte sealing key (PAYMENTS_SECRET_KEY wins when both are set). */
   dataKey: Buffer | undefined;
   /** PAYMENTS_DOCUMENT_QUOTA_BYTES: the bytes of documents each platform may keep (default 256 MiB). */
   documentQuotaBytes: number;
   /** PAYMENTS_REQUEST_TIMEOUT_MS: a request's headers and body must arrive within it (408 otherwise). */
   requestTimeoutMs: number;
+  /**
+   * PAYMENTS_WEBHOOK_ALLOW_PRIVATE: whether webhook endpoints may be private-network addresses
+   * (loopback, RFC 1918, link-local, unique-local, …). Default: on when HOST is a loopback
+   * address or `localhost`, off otherwise (areas/webhooks/targets.ts).
+   */
+  webhookAllowPrivate: boolean;
+}
+
+/** Whether HOST names only this machine's loopback interface. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
+}
+
+function parseBoolean(name: string, text: string): boolean {
+  const t = text.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+  if (['0', 'false', 'no', 'off'].includes(t)) return false;
+  throw new Error(`${name} must be true or false (also 1/0, yes/no, on/off); got "${text}"`);
 }
 
 export const DEFAULT_DOCUMENT_QUOTA_BYTES = 256 * 1024 * 1024;
@@ -42,16 +66,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isSafeInteger(timeout) || timeout < 100) {
     throw new Error(`PAYMENTS_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 100, got "${env.PAYMENTS_REQUEST_TIMEOUT_MS}"`);
   }
+  const host = env.HOST || '127.0.0.1';
   return {
     port,
-    host: env.HOST || '127.0.0.1',
+    host,
     databaseUrl: env.DATABASE_URL || undefined,
     apiTokenId: tokenId,
     apiClientSecret: secret,
     adminKey: env.PAYMENTS_ADMIN_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
+    secretKey: env.PAYMENTS_SECRET_KEY ? parseSecretKey(env.PAYMENTS_SECRET_KEY) : undefined,
     dataKey: env.PAYMENTS_DATA_KEY ? parseDataKey(env.PAYMENTS_DATA_KEY) : undefined,
     documentQuotaBytes: quota,
     requestTimeoutMs: timeout,
+    webhookAllowPrivate: env.PAYMENTS_WEBHOOK_ALLOW_PRIVATE ? parseBoolean('PAYMENTS_WEBHOOK_ALLOW_PRIVATE', env.PAYMENTS_WEBHOOK_ALLOW_PRIVATE) : isLoopbackHost(host),
   };
 }

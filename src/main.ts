@@ -7,7 +7,8 @@ import type { Permission } from './kernel/auth.js';
 import { iso, platformNowMs, systemClock } from './kernel/clock.js';
 import { openStore, parseDatabaseUrl, type Store } from './kernel/db/connect.js';
 import { migrate } from './kernel/db/migrations.js';
-import { baseUrl, startServer } from './server.js';
+import { loadSealer } from './kernel/sealed.js';
+import { baseUrl, type Running, startServer } from './server.js';
 
 // payments-service: `serve` runs the API (what `npm start` does); the other commands do
 // what /admin and /tokens do, directly against the same store (DATABASE_URL).
@@ -22,7 +23,24 @@ const USAGE = `Usage: payments-service <command>
   token revoke [--platform <id>] <tokenId>
 
 Environment: DATABASE_URL, PORT, HOST, PAYMENTS_API_TOKEN_ID, PAYMENTS_API_CLIENT_SECRET,
-PAYMENTS_ADMIN_KEY, PAYMENTS_DATA_KEY, LOG_LEVEL. Without --platform, token commands act on the default platform.`;
+PAYMENTS_ADMIN_KEY, PAYMENTS_SECRET_KEY, PAYMENTS_WEBHOOK_ALLOW_PRIVATE, PAYMENTS_DATA_KEY (deprecated),
+LOG_LEVEL. Without --platform, token commands act on the default platform.`;
+
+/** The start banner's line on the server secret that seals values at rest (kernel/sealed.ts). */
+function secretSourceText(running: Running): string {
+  switch (running.secretSource) {
+    case 'PAYMENTS_SECRET_KEY':
+      return 'PAYMENTS_SECRET_KEY';
+    case 'PAYMENTS_DATA_KEY':
+      return 'PAYMENTS_DATA_KEY (deprecated: set PAYMENTS_SECRET_KEY)';
+    case 'data-directory':
+      return `kept in ${running.secretFile} (set PAYMENTS_SECRET_KEY to keep it outside)`;
+    case 'memory':
+      return 'generated for this in-memory store (set PAYMENTS_SECRET_KEY to keep it)';
+    case 'store':
+      return 'kept in the store (set PAYMENTS_SECRET_KEY to keep it outside)';
+  }
+}
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -35,7 +53,8 @@ async function serve(): Promise<void> {
   out.write(`  Store:  ${store.describe}\n`);
   out.write(`  Platform: ${bootstrap.platform.id} (${bootstrap.platform.name})\n`);
   out.write(`  Operator API (/admin): ${config.adminKey ? 'enabled' : 'disabled (set PAYMENTS_ADMIN_KEY)'}\n`);
-  out.write(`  Data key: ${running.dataKeySource === 'environment' ? 'PAYMENTS_DATA_KEY' : 'kept in the store (set PAYMENTS_DATA_KEY to keep it outside)'}\n`);
+  out.write(`  Server secret: ${secretSourceText(running)}\n`);
+  out.write(`  Webhook targets: private networks ${config.webhookAllowPrivate ? 'allowed' : 'refused'} (PAYMENTS_WEBHOOK_ALLOW_PRIVATE)\n`);
   if (bootstrap.generated) {
     out.write('\n  Generated API credentials for the default platform (shown once; store them now):\n');
     out.write(`    PAYMENTS_API_TOKEN_ID=${bootstrap.generated.clientId}\n`);
@@ -121,8 +140,8 @@ async function run(cmd: string, sub: string | undefined, rest: string[]): Promis
   const { values, positionals } = parsed;
   if (cmd === 'platform' && sub === 'create') {
     if (!values.name) throw new UsageError('platform create needs --name');
-    const created = await withStore((s) =>
-      createPlatform(s.db, systemClock, { name: values.name!, regulated: values.regulated ?? false, skipVerificationPaperwork: values['skip-verification-paperwork'] ?? false }),
+    const created = await withStore(async (s) =>
+      createPlatform(s.db, systemClock, (await loadSealer(s, { secretKey: loadConfig().secretKey, dataKey: loadConfig().dataKey }, new Date().toISOString())).sealer, { name: values.name!, regulated: values.regulated ?? false, skipVerificationPaperwork: values['skip-verification-paperwork'] ?? false }),
     );
     print(created);
     return 0;

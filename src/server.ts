@@ -9,9 +9,10 @@ import { migrate } from './kernel/db/migrations.js';
 import { Hooks } from './kernel/hooks.js';
 import { apiError } from './kernel/errors.js';
 import { JobQueue } from './kernel/jobs.js';
-import { loadSealer } from './kernel/sealed.js';
+import { loadSealer, type SecretSource } from './kernel/sealed.js';
 import { ownersSealedWithOtherKeys } from './areas/beneficial-owners/store.js';
-import { WebhookDeliverer } from './areas/webhooks/service.js';
+import { resealWebhookKeys, WebhookDeliverer } from './areas/webhooks/service.js';
+import { WebhookTargets } from './areas/webhooks/targets.js';
 
 /** How long a stop waits for requests in flight before it closes their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -23,8 +24,10 @@ export interface Running {
   /** Webhook delivery; `runDue()` sends what is due (tests run it by hand: no worker there). */
   webhooks: WebhookDeliverer;
   bootstrap: BootstrapResult;
-  /** Where the data key sealing values at rest comes from (kernel/sealed.ts). */
-  dataKeySource: 'environment' | 'store';
+  /** Where the server secret sealing values at rest comes from (kernel/sealed.ts loadSealer). */
+  secretSource: SecretSource;
+  /** The secret's file when it is kept in the data directory. */
+  secretFile?: string;
   /** Stop accepting, finish in-flight requests, stop the job loop, close the store. */
   close(): Promise<void>;
 }
@@ -47,22 +50,32 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const clock = opts.clock ?? systemClock;
   const store = opts.store ?? (await openStore(parseDatabaseUrl(config.databaseUrl), { backgroundCheckpoints: true, ...opts.storeOptions }));
   await migrate(store);
-  // The data key sealing sensitive values at rest: PAYMENTS_DATA_KEY, else the store's own.
-  const { sealer, source: keySource } = await loadSealer(store.db, config.dataKey, new Date(clock.nowMs()).toISOString());
-  const bootstrap = await ensureDefaultPlatform(store, clock, { tokenId: config.apiTokenId, clientSecret: config.apiClientSecret });
+  // The key sealing sensitive values at rest, from the one server secret (kernel/sealed.ts).
+  const { sealer, source: keySource, secretFile, keyIds } = await loadSealer(store, { secretKey: config.secretKey, dataKey: config.dataKey }, new Date(clock.nowMs()).toISOString());
+  // Webhook private keys at rest: seal plaintext ones (rows from before sealing) and those sealed with an older key.
+  const keys = await resealWebhookKeys(store.db, sealer);
+  const bootstrap = await ensureDefaultPlatform(store, clock, sealer, { tokenId: config.apiTokenId, clientSecret: config.apiClientSecret });
   // Accounts of platforms and customers that predate them (one query when none is missing).
   await backfillAccounts(store, clock);
   const jobs = new JobQueue(store, clock);
   const hooks = new Hooks();
-  const webhooks = new WebhookDeliverer(store, clock, undefined, opts.webhookTimeoutMs !== undefined ? { timeoutMs: opts.webhookTimeoutMs } : {});
+  const targets = new WebhookTargets(config.webhookAllowPrivate);
+  const webhooks = new WebhookDeliverer(store, clock, undefined, { targets, ...(opts.webhookTimeoutMs !== undefined ? { timeoutMs: opts.webhookTimeoutMs } : {}) });
   const app = await buildApp({ store, clock, config, jobs, hooks, webhooks, sealer }, opts.logger !== undefined ? { logger: opts.logger } : {});
   jobs.useLogger(app.log);
   webhooks.useLogger(app.log);
-  const unreadable = await ownersSealedWithOtherKeys(store.db, sealer.keyId);
+  const unreadable = await ownersSealedWithOtherKeys(store.db, keyIds);
   if (unreadable > 0) {
     app.log.warn(
       { keySource, unreadable },
-      `${unreadable} beneficial owner identification numbers were sealed with another data key (PAYMENTS_DATA_KEY changed?); they are answered masked`,
+      `${unreadable} beneficial owner identification numbers were sealed with another server secret (PAYMENTS_SECRET_KEY changed?); they are answered masked`,
+    );
+  }
+  if (keys.resealed > 0) app.log.info({ resealed: keys.resealed }, 'webhook signing keys sealed at rest');
+  if (keys.unreadable > 0) {
+    app.log.warn(
+      { keySource, unreadable: keys.unreadable },
+      `${keys.unreadable} platforms' webhook signing keys were sealed with another server secret (PAYMENTS_SECRET_KEY changed?); their webhooks cannot be signed`,
     );
   }
   // Graceful stop: Node closes idle keep-alive connections when the server closes, but a
@@ -83,7 +96,11 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     done(null, payload);
   });
   await app.ready();
-  if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
+  if (opts.listen !== false) {
+    await app.listen({ port: config.port, host: config.host });
+    // Webhooks never go to this address (areas/webhooks/targets.ts).
+    targets.setListening(app.server.address());
+  }
   if (opts.worker !== false) {
     jobs.start();
     webhooks.start();
@@ -95,7 +112,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobs,
     webhooks,
     bootstrap,
-    dataKeySource: keySource,
+    secretSource: keySource,
+    ...(secretFile !== undefined ? { secretFile } : {}),
     async close() {
       if (closed) return;
       closed = true;

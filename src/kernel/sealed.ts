@@ -1,4 +1,6 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from './db/schema.js';
 
@@ -11,8 +13,12 @@ import type { DB } from './db/schema.js';
 // The key id is a fingerprint of the data key (HMAC-SHA256 of a fixed label, 6 bytes): it
 // names the key a value was sealed with without revealing it.
 //
-// The data key is PAYMENTS_DATA_KEY (config.ts) or, without it, a random key generated at
-// the first start and kept in the store's `data_keys` table (migration 0017).
+// The data key comes from ONE server secret (loadSealer, docs/reliability.md "Webhook
+// targets and secrets at rest"): PAYMENTS_SECRET_KEY, any high-entropy string, through
+// HKDF-SHA256; without it, a secret generated at the first start and kept next to a SQLite
+// file (`payments-secret.key`, mode 0600), in memory for `sqlite::memory:`, or a key kept in
+// the store's `data_keys` table on PostgreSQL (processes on several machines share it).
+// PAYMENTS_DATA_KEY, a raw 32-byte key, is a deprecated alias still honoured.
 
 type Db = Kysely<DB> | Transaction<DB>;
 
@@ -108,18 +114,106 @@ export function openSealed(sealed: string, context: string): string | undefined 
   }
 }
 
+/** The shortest PAYMENTS_SECRET_KEY accepted (characters). */
+export const MIN_SECRET_LENGTH = 32;
+/** The server secret's file in the data directory (a SQLite file's folder) when PAYMENTS_SECRET_KEY is unset. */
+export const SECRET_FILE_NAME = 'payments-secret.key';
+const HKDF_SALT = 'payments-service';
+const HKDF_INFO = 'payments-service sealing key v1';
+
+/** PAYMENTS_SECRET_KEY's text, trimmed; throws (without echoing it) when it is too short to be a secret. */
+export function parseSecretKey(text: string, name = 'PAYMENTS_SECRET_KEY'): string {
+  const t = text.trim();
+  if (t.length < MIN_SECRET_LENGTH) {
+    throw new Error(`${name} must be a high-entropy string of at least ${MIN_SECRET_LENGTH} characters (e.g. \`openssl rand -base64 32\`); it has ${t.length}`);
+  }
+  return t;
+}
+
+/** The sealing key of a server secret: HKDF-SHA256 (node:crypto), 32 bytes. */
+export function sealingKeyOf(secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from(HKDF_SALT), Buffer.from(HKDF_INFO), DATA_KEY_BYTES));
+}
+
+/** Where the server secret came from (the start banner names it). */
+export type SecretSource = 'PAYMENTS_SECRET_KEY' | 'PAYMENTS_DATA_KEY' | 'data-directory' | 'memory' | 'store';
+
+export interface LoadedSealer {
+  sealer: Sealer;
+  source: SecretSource;
+  /** The secret file, when the secret is kept in the data directory. */
+  secretFile?: string;
+  /** Every key id this store's values may open with here: the sealer's first, then older keys kept for opening. */
+  keyIds: string[];
+}
+
 /**
- * The process's sealer for a store: the configured key when there is one, else the key kept
- * in the store's one-row `data_keys` table, generated at the first start (two processes
- * starting together insert-or-keep the same row, then both read the one that won).
+ * The data directory's secret: read it, or create it (exclusively, mode 0600) with 32 random
+ * bytes in base64url; two processes starting together both end up reading the one written.
  */
-export async function loadSealer(db: Db, configured: Buffer | undefined, at: string): Promise<{ sealer: Sealer; source: 'environment' | 'store' }> {
-  if (configured) return { sealer: new Sealer(configured).register(), source: 'environment' };
-  await db
-    .insertInto('data_keys')
-    .values({ id: 1, data_key: randomBytes(DATA_KEY_BYTES).toString('base64'), created_at: at })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute();
-  const row = await db.selectFrom('data_keys').select('data_key').where('id', '=', 1).executeTakeFirstOrThrow();
-  return { sealer: new Sealer(parseDataKey(row.data_key, 'The stored data key')).register(), source: 'store' };
+function dataDirectorySecret(file: string): string {
+  try {
+    writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  // Tighten a file an operator copied in with looser permissions (owner read/write only).
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  return parseSecretKey(readFileSync(file, 'utf8'), `The secret in ${file}`);
+}
+
+/** The store-held key (`data_keys`, one row), or undefined when none was ever written. */
+async function storedKey(db: Db): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('data_keys').select('data_key').where('id', '=', 1).executeTakeFirst();
+  return row ? parseDataKey(row.data_key, 'The stored data key') : undefined;
+}
+
+/**
+ * The process's sealer for a store, from the one server secret:
+ * 1. PAYMENTS_SECRET_KEY → HKDF-SHA256;
+ * 2. else PAYMENTS_DATA_KEY (deprecated: a raw 32-byte key, used as it is);
+ * 3. else on PostgreSQL the key kept in the store's `data_keys` row, generated at the first
+ *    start (processes starting together insert-or-keep the one row, then read the winner);
+ * 4. else for a SQLite file a secret kept in `payments-secret.key` beside it → HKDF-SHA256;
+ * 5. else (`sqlite::memory:`) a random secret held in memory only.
+ * Keys that sealed this store's values before (PAYMENTS_DATA_KEY next to PAYMENTS_SECRET_KEY,
+ * the `data_keys` row of a SQLite store from before the secret file) are registered to open
+ * them, never to seal.
+ */
+export async function loadSealer(
+  store: { db: Db; kind: 'sqlite' | 'postgres'; file?: string | undefined },
+  configured: { secretKey?: string | undefined; dataKey?: Buffer | undefined },
+  at: string,
+): Promise<LoadedSealer> {
+  const { db } = store;
+  let loaded: Omit<LoadedSealer, 'keyIds'>;
+  const older: Buffer[] = [];
+  if (configured.secretKey !== undefined) {
+    loaded = { sealer: new Sealer(sealingKeyOf(configured.secretKey)), source: 'PAYMENTS_SECRET_KEY' };
+    if (configured.dataKey) older.push(configured.dataKey);
+  } else if (configured.dataKey) {
+    loaded = { sealer: new Sealer(configured.dataKey), source: 'PAYMENTS_DATA_KEY' };
+  } else if (store.kind === 'postgres') {
+    await db
+      .insertInto('data_keys')
+      .values({ id: 1, data_key: randomBytes(DATA_KEY_BYTES).toString('base64'), created_at: at })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    loaded = { sealer: new Sealer((await storedKey(db))!), source: 'store' };
+  } else if (store.file !== undefined) {
+    const secretFile = join(dirname(store.file), SECRET_FILE_NAME);
+    loaded = { sealer: new Sealer(sealingKeyOf(dataDirectorySecret(secretFile))), source: 'data-directory', secretFile };
+  } else {
+    loaded = { sealer: new Sealer(sealingKeyOf(randomBytes(32).toString('base64url'))), source: 'memory' };
+  }
+  if (loaded.source !== 'store') {
+    const kept = await storedKey(db);
+    if (kept) older.push(kept);
+  }
+  const keyIds = [loaded.sealer.register().keyId];
+  for (const k of older) {
+    const s = new Sealer(k).register();
+    if (!keyIds.includes(s.keyId)) keyIds.push(s.keyId);
+  }
+  return { ...loaded, keyIds };
 }

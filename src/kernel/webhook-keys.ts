@@ -1,5 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import { p256 } from '@noble/curves/nist.js';
+import { openSealed, type Sealer } from './sealed.js';
 
 // Webhook signing. Each platform has its own P-256 key pair. The header X-Service-Signature
 // is base64 of the DER-encoded ECDSA P-256 signature over SHA-256 of the exact body bytes, so
@@ -58,4 +59,37 @@ export function verifyWebhookSignature(body: string | Buffer, header: string, pu
   } catch {
     return false;
   }
+}
+
+// ---- At rest ------------------------------------------------------------------------------
+// A platform's private key is kept sealed (kernel/sealed.ts) in platforms.webhook_private_key,
+// bound to its row (the additional authenticated data names column and platform), and opened
+// only to sign. Rows written before sealing held the hex scalar; the start-up step
+// (areas/webhooks/service.ts resealWebhookKeys) seals those.
+
+const PLAINTEXT_KEY = /^[0-9a-f]{64}$/;
+
+export function webhookKeyContext(platformId: string): string {
+  return `platforms.webhook_private_key:${platformId}`;
+}
+
+/** Whether a stored value is a plaintext key (from before sealing). */
+export function isPlaintextWebhookKey(stored: string): boolean {
+  return PLAINTEXT_KEY.test(stored);
+}
+
+/** The column value of a private key: sealed for its platform. */
+export function sealWebhookKey(sealer: Sealer, platformId: string, privateKeyHex: string): string {
+  return sealer.seal(privateKeyHex, webhookKeyContext(platformId));
+}
+
+/**
+ * The private key (hex) of a stored value, to sign with: opened when sealed; a plaintext key
+ * not yet re-sealed is taken as it is. Undefined when it cannot be opened (sealed with a
+ * server secret this process does not have, or altered).
+ */
+export function openWebhookKey(platformId: string, stored: string): string | undefined {
+  if (isPlaintextWebhookKey(stored)) return stored;
+  const opened = openSealed(stored, webhookKeyContext(platformId));
+  return opened !== undefined && PLAINTEXT_KEY.test(opened) ? opened : undefined;
 }

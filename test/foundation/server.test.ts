@@ -52,7 +52,7 @@ const started: Proc[] = [];
 /** Env of the child: ours without any PAYMENTS_* / DATABASE_URL / PORT we might have. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['PAYMENTS_API_TOKEN_ID', 'PAYMENTS_API_CLIENT_SECRET', 'PAYMENTS_ADMIN_KEY', 'DATABASE_URL', 'PORT', 'HOST']) delete env[k];
+  for (const k of ['PAYMENTS_API_TOKEN_ID', 'PAYMENTS_API_CLIENT_SECRET', 'PAYMENTS_ADMIN_KEY', 'PAYMENTS_SECRET_KEY', 'PAYMENTS_DATA_KEY', 'PAYMENTS_WEBHOOK_ALLOW_PRIVATE', 'DATABASE_URL', 'PORT', 'HOST']) delete env[k];
   return { ...env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...extra };
 }
 
@@ -346,7 +346,7 @@ if (STORE === 'sqlite') {
       try {
         expect(p.stdout()).toContain('Store:  SQLite (in memory)');
         expect(p.stdout()).not.toContain('PAYMENTS_API_CLIENT_SECRET=');
-        expect(p.stdout()).toContain('Data key: kept in the store (set PAYMENTS_DATA_KEY to keep it outside)');
+        expect(p.stdout()).toContain('Server secret: generated for this in-memory store (set PAYMENTS_SECRET_KEY to keep it)');
         expect((await getConfig(p, 'mem-token', 'mem-secret')).status).toBe(200);
         expect((await getConfig(p, 'mem-token', 'other-secret')).status).toBe(401);
       } finally {
@@ -358,7 +358,7 @@ if (STORE === 'sqlite') {
     it('takes PAYMENTS_DATA_KEY, and refuses to start with one that is not 32 bytes', async () => {
       const p = await startServer({ DATABASE_URL: 'sqlite::memory:', PAYMENTS_DATA_KEY: 'ab'.repeat(32) });
       try {
-        expect(p.stdout()).toContain('Data key: PAYMENTS_DATA_KEY');
+        expect(p.stdout()).toContain('Server secret: PAYMENTS_DATA_KEY (deprecated: set PAYMENTS_SECRET_KEY)');
       } finally {
         expect(await stop(p)).toBe(0);
       }

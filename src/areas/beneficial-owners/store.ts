@@ -33,13 +33,13 @@ export function ownerQuery(db: Kysely<DB>, platformId: string, f: { customerId?:
   return q;
 }
 
-/** How many owners have an identifier sealed with a data key other than `keyId` (kernel/sealed.ts's format). */
-export async function ownersSealedWithOtherKeys(db: Kysely<DB>, keyId: string): Promise<number> {
-  const row = await db
+/** How many owners have an identifier sealed with a data key other than those of `keyIds` (kernel/sealed.ts's format). */
+export async function ownersSealedWithOtherKeys(db: Kysely<DB>, keyIds: readonly string[]): Promise<number> {
+  let q = db
     .selectFrom('beneficial_owners')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('identifier_sealed', 'is not', null)
-    .where('identifier_sealed', 'not like', `v1.${keyId}.%`)
-    .executeTakeFirst();
+    .where('identifier_sealed', 'is not', null);
+  for (const keyId of keyIds) q = q.where('identifier_sealed', 'not like', `v1.${keyId}.%`);
+  const row = await q.executeTakeFirst();
   return Number(row?.n ?? 0);
 }

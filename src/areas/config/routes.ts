@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, invalidInput, type FieldError } from '../../kernel/errors.js';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
 import { PlatformConfig, PlatformConfigUpdateRequest } from './schemas.js';
-import { getConfig, readOnlyFieldErrors, updatePlatformConfig } from './service.js';
+import { endpointFieldErrors, getConfig, readOnlyFieldErrors, updatePlatformConfig } from './service.js';
 
 const tags = ['Platform Configuration'];
 
@@ -37,7 +37,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const err = req.validationError as unknown;
         if (!(err instanceof ApiError)) throw err;
         const schemaErrors = (err.details?.errors ?? []) as FieldError[];
-        throw invalidInput([...readOnlyFieldErrors(req.body), ...schemaErrors]);
+        throw invalidInput([...readOnlyFieldErrors(req.body), ...endpointFieldErrors(req.body, app.deps.webhooks.targets), ...schemaErrors]);
       }
       return updatePlatformConfig(app.deps, authOf(req).platform, nowOf(req, clock).at, req.body);
     },

@@ -13,6 +13,7 @@ import {
   proxyUmaSubdomainOf,
 } from '../../sandbox/platform-defaults.js';
 import type { PlatformRow } from '../platforms/store.js';
+import type { WebhookTargets } from '../webhooks/targets.js';
 import type { CardTokenization2FAConfig, EmbeddedWalletConfig, FeeConfig, PlatformConfig, PlatformConfigUpdateRequest, PlatformCurrencyConfig } from './schemas.js';
 import { activeFees, type ConfigRow, type FeeRow, findConfig, findConfigForUpdate, insertConfig, updateConfig, upsertFee } from './store.js';
 
@@ -105,9 +106,21 @@ export function readOnlyFieldErrors(body: unknown): FieldError[] {
   }));
 }
 
-function checkUpdate(body: PlatformConfigUpdateRequest): void {
+/**
+ * The error of a webhookEndpoint the server refuses to send to (areas/webhooks/targets.ts):
+ * its own listening address, or a private-network address when they are not allowed.
+ */
+export function endpointFieldErrors(body: unknown, targets: WebhookTargets | undefined): FieldError[] {
+  if (!targets || typeof body !== 'object' || body === null) return [];
+  const endpoint = (body as Record<string, unknown>).webhookEndpoint;
+  if (typeof endpoint !== 'string') return [];
+  const why = targets.refusalOfUrl(endpoint);
+  return why ? [{ field: 'webhookEndpoint', message: why }] : [];
+}
+
+function checkUpdate(body: PlatformConfigUpdateRequest, targets: WebhookTargets | undefined): void {
   const errors = new FieldErrors();
-  for (const e of readOnlyFieldErrors(body)) errors.add(e.field, e.message);
+  for (const e of [...readOnlyFieldErrors(body), ...endpointFieldErrors(body, targets)]) errors.add(e.field, e.message);
   body.supportedCurrencies?.forEach((c, i) => {
     if (c.minAmount > c.maxAmount) errors.add(`supportedCurrencies.${i}.minAmount`, 'must not be greater than maxAmount');
   });
@@ -136,13 +149,13 @@ function checkUpdate(body: PlatformConfigUpdateRequest): void {
 }
 
 export async function updatePlatformConfig(
-  deps: { store: Store; hooks: Hooks },
+  deps: { store: Store; hooks: Hooks; webhooks?: { targets?: WebhookTargets | undefined } },
   platform: PlatformRow,
   at: string,
   body: PlatformConfigUpdateRequest,
 ): Promise<PlatformConfig> {
   const { store, hooks } = deps;
-  checkUpdate(body);
+  checkUpdate(body, deps.webhooks?.targets);
   return store.db.transaction().execute(async (trx) => {
     // Locked: nested objects are merged with what is stored, so concurrent PATCHes must queue.
     const row = await findConfigForUpdate(trx, platform.id, store.kind === 'postgres');

@@ -32,7 +32,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const schema = { hide: true };
 
   app.post('/platforms', { schema: { ...schema, body: PlatformCreateRequest, response: { 201: PlatformCreated, ...errorResponses() } } }, async (req, reply) => {
-    const created = await createPlatform(store.db, clock, req.body);
+    const created = await createPlatform(store.db, clock, app.deps.sealer, req.body);
     return reply.code(201).send(created);
   });
 

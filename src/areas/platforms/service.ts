@@ -6,7 +6,8 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { newWebhookKeyPair } from '../../kernel/webhook-keys.js';
+import type { Sealer } from '../../kernel/sealed.js';
+import { newWebhookKeyPair, sealWebhookKey } from '../../kernel/webhook-keys.js';
 import { hashSecret, verifySecret } from '../../kernel/secrets.js';
 import { DEFAULT_PLATFORM_OPTIONS, type PlatformOptions } from '../../sandbox/platform-defaults.js';
 import { insertDefaultConfig } from '../config/service.js';
@@ -55,9 +56,10 @@ export function platformView(row: PlatformRow): PlatformView {
   };
 }
 
-function webhookKeyColumns(): Pick<PlatformRow, 'webhook_private_key' | 'webhook_public_key'> {
+/** A new key pair's columns: the private key sealed for its platform (kernel/webhook-keys.ts). */
+function webhookKeyColumns(sealer: Sealer, platformId: string): Pick<PlatformRow, 'webhook_private_key' | 'webhook_public_key'> {
   const k = newWebhookKeyPair();
-  return { webhook_private_key: k.privateKeyHex, webhook_public_key: k.publicKeyPem };
+  return { webhook_private_key: sealWebhookKey(sealer, platformId, k.privateKeyHex), webhook_public_key: k.publicKeyPem };
 }
 
 export interface NewPlatformInput {
@@ -76,11 +78,12 @@ export interface CreatedPlatform {
 }
 
 /** Create a platform with its configuration and a first token holding every permission. */
-export async function createPlatform(db: Kysely<DB>, clock: Clock, input: NewPlatformInput): Promise<CreatedPlatform> {
+export async function createPlatform(db: Kysely<DB>, clock: Clock, sealer: Sealer, input: NewPlatformInput): Promise<CreatedPlatform> {
   const at = iso(clock.nowMs());
+  const id = newId('Platform');
   return db.transaction().execute(async (trx) => {
     const row: PlatformRow = {
-      id: newId('Platform'),
+      id,
       name: input.name,
       regulated: input.regulated ? 1 : 0,
       is_default: input.isDefault ? 1 : 0,
@@ -88,7 +91,7 @@ export async function createPlatform(db: Kysely<DB>, clock: Clock, input: NewPla
       clock_offset_ms: 0,
       created_at: at,
       updated_at: at,
-      ...webhookKeyColumns(),
+      ...webhookKeyColumns(sealer, id),
     };
     await insertPlatform(trx, row);
     await insertDefaultConfig(trx, row, at);
@@ -149,7 +152,7 @@ export interface BootstrapResult {
  * With PAYMENTS_API_TOKEN_ID + PAYMENTS_API_CLIENT_SECRET, that pair is (re)stored;
  * without them, a pair is generated on first start only.
  */
-export async function ensureDefaultPlatform(store: Store, clock: Clock, env: { tokenId?: string | undefined; clientSecret?: string | undefined }): Promise<BootstrapResult> {
+export async function ensureDefaultPlatform(store: Store, clock: Clock, sealer: Sealer, env: { tokenId?: string | undefined; clientSecret?: string | undefined }): Promise<BootstrapResult> {
   const db = store.db;
   const lock = async <T>(fn: () => Promise<T>): Promise<T> => {
     if (store.kind !== 'postgres') return fn();
@@ -168,7 +171,7 @@ export async function ensureDefaultPlatform(store: Store, clock: Clock, env: { t
     const existing = await findDefaultPlatform(db);
     const wanted = env.tokenId && env.clientSecret ? { clientId: env.tokenId, clientSecret: env.clientSecret } : undefined;
     if (!existing) {
-      const created = await createPlatform(db, clock, { name: 'Default sandbox platform', isDefault: true, clientId: wanted?.clientId, clientSecret: wanted?.clientSecret });
+      const created = await createPlatform(db, clock, sealer, { name: 'Default sandbox platform', isDefault: true, clientId: wanted?.clientId, clientSecret: wanted?.clientSecret });
       return wanted ? { platform: created.platform } : { platform: created.platform, generated: { clientId: created.credentials.clientId, clientSecret: created.credentials.clientSecret } };
     }
     if (wanted) {

@@ -40,11 +40,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Send a test webhook',
         description:
           'Sends a signed TEST webhook to the configured endpoint now and reports its answer. 400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint; ' +
-          '400 WEBHOOK_DELIVERY_ERROR when it answers non-2xx (redirects are not followed) or cannot be reached.',
+          '400 WEBHOOK_DELIVERY_ERROR when it answers non-2xx (redirects are not followed; the body is echoed up to 256 bytes), cannot be reached, ' +
+          "or is refused (this server's own listening address; a private-network address unless PAYMENTS_WEBHOOK_ALLOW_PRIVATE).",
         response: { 200: TestWebhookResponse, ...errorResponses() },
       },
     },
-    async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs),
+    async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs, app.deps.webhooks.targets),
   );
 
   // The path the official SDK's `webhooks.sendTest()` and the hosted docs call: the same
@@ -59,11 +60,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Send a test webhook (alias of POST /sandbox/webhooks/test)',
         description:
           'The same operation as POST /sandbox/webhooks/test under the path the SDKs call: sends a signed TEST webhook to the configured endpoint now and ' +
-          'reports its answer. 400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint; 400 WEBHOOK_DELIVERY_ERROR when it answers non-2xx or cannot be reached.',
+          'reports its answer. 400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint; 400 WEBHOOK_DELIVERY_ERROR when it answers non-2xx, cannot be reached or is refused.',
         response: { 200: TestWebhookResponse, ...errorResponses() },
       },
     },
-    async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs),
+    async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs, app.deps.webhooks.targets),
   );
 };
 

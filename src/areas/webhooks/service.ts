@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { FastifyBaseLogger } from 'fastify';
 import { PollingLoop } from '../../kernel/polling.js';
 import type { Kysely } from 'kysely';
@@ -8,7 +10,8 @@ import { apiError } from '../../kernel/errors.js';
 import { onEventsEmitted } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
-import { SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
+import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
+import type { Sealer } from '../../kernel/sealed.js';
 import {
   attemptsOf,
   type Claimable,
@@ -22,11 +25,14 @@ import {
   markSending,
   platformOffset,
   releaseLane,
+  replaceWebhookKey,
   sendMaterial,
   settleDelivery,
   signingInfo,
   updateDelivery,
+  webhookKeysNotSealedWith,
 } from './store.js';
+import { portOf, TargetRefused, type WebhookTargets } from './targets.js';
 
 // Webhook delivery. Every event gets a delivery row in the event's own transaction
 // (src/kernel/events.ts). A worker claims a due delivery in a short transaction, POSTs it
@@ -127,31 +133,83 @@ export function withTimestamp(payload: string, at: string): string {
   return end < 0 ? payload : payload.slice(0, from) + at + payload.slice(end);
 }
 
-/** POST a signed body. Never throws: a network error or timeout is an outcome. */
-export async function postSigned(url: string, body: string, privateKeyHex: string, timeoutMs: number): Promise<SendOutcome> {
+/**
+ * The longest excerpt of a non-2xx answer's body kept and shown (UTF-8 bytes): the attempt
+ * log and the test endpoint's 400 echo no more, so a webhook pointed at some internal
+ * service cannot read its pages through the sandbox (docs/webhooks.md).
+ */
+export const ERROR_EXCERPT_BYTES = 256;
+
+/** The first `bytes` UTF-8 bytes of a text, never cutting a character in two. */
+export function excerpt(text: string, bytes: number): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= bytes) return text;
+  return buf.subarray(0, bytes).toString('utf8').replace(/\uFFFD+$/, '');
+}
+
+/**
+ * POST a signed body. Never throws: a network error, a timeout or a refused target is an
+ * outcome. node:http(s) rather than fetch, so the target rules (targets.ts) check every
+ * address a name resolves to, and the connection goes to the checked address.
+ */
+export async function postSigned(url: string, body: string, privateKeyHex: string, timeoutMs: number, targets?: WebhookTargets): Promise<SendOutcome> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
+  const failed = (error: string): SendOutcome => ({ statusCode: null, error, latencyMs: latency(), responseBody: null, ok: false });
+  let target: URL;
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, [SIGNATURE_HEADER]: signWebhookBody(body, privateKeyHex) },
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+    target = new URL(url);
+  } catch {
+    return failed('invalid URL');
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return failed(`unsupported protocol ${target.protocol}`);
+  const literal = targets?.refusalOfUrl(url);
+  if (literal) return failed(`refused: ${literal}`);
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const { status, text } = await new Promise<{ status: number; text: string | null }>((resolve, reject) => {
+      const payload = Buffer.from(body, 'utf8');
+      const req = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': payload.length,
+          'user-agent': USER_AGENT,
+          [SIGNATURE_HEADER]: signWebhookBody(body, privateKeyHex),
+        },
+        signal,
+        agent: false,
+        ...(targets ? { lookup: targets.lookupFor(portOf(target)) } : {}),
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        // Read up to ANSWER_BODY_LIMIT bytes; the rest is not waited for.
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        res.on('data', (c: Buffer) => {
+          if (size >= ANSWER_BODY_LIMIT) return;
+          chunks.push(c);
+          size += c.length;
+          if (size >= ANSWER_BODY_LIMIT) {
+            done();
+            res.destroy();
+          }
+        });
+        res.on('end', done);
+        res.on('error', () => resolve({ status: res.statusCode ?? 0, text: null }));
+      });
+      req.end(payload);
     });
-    let text: string | null = null;
-    try {
-      text = (await res.text()).slice(0, ANSWER_BODY_LIMIT);
-    } catch {
-      text = null;
-    }
-    const ok = res.status >= 200 && res.status < 300;
-    return { statusCode: res.status, error: ok ? null : `HTTP ${res.status}`, latencyMs: latency(), responseBody: text === null ? null : text.slice(0, RESPONSE_BODY_LIMIT), answerBody: text, ok };
+    const answer = text === null ? null : text.slice(0, ANSWER_BODY_LIMIT);
+    const ok = status >= 200 && status < 300;
+    const kept = answer === null ? null : ok ? answer.slice(0, RESPONSE_BODY_LIMIT) : excerpt(answer, ERROR_EXCERPT_BYTES);
+    return { statusCode: status, error: ok ? null : `HTTP ${status}`, latencyMs: latency(), responseBody: kept, answerBody: answer, ok };
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    const message =
-      e.name === 'TimeoutError' ? `timeout after ${timeoutMs} ms` : e.cause?.code ? `${e.cause.code}: ${e.cause.message ?? e.message}` : e.message || String(err);
-    return { statusCode: null, error: message, latencyMs: latency(), responseBody: null, ok: false };
+    const e = err as NodeJS.ErrnoException;
+    if (err instanceof TargetRefused) return failed(`refused: ${e.message}`);
+    if (signal.aborted) return failed(`timeout after ${timeoutMs} ms`);
+    return failed(e.code ? `${e.code}: ${e.message}` : e.message || String(err));
   }
 }
 
@@ -181,6 +239,8 @@ export interface DelivererOptions {
   pollMs?: number;
   /** Deliveries in flight at once, each of a different lane (DEFAULT_CONCURRENCY). */
   concurrency?: number;
+  /** Which endpoints may be reached (targets.ts); absent: any. */
+  targets?: WebhookTargets;
 }
 
 /** How many deliveries one process has in flight at once, each of its own lane. */
@@ -205,6 +265,8 @@ export class WebhookDeliverer {
   /** Deliveries finished (recorded or failed) so far in this process. */
   private recorded = 0;
   readonly concurrency: number;
+  /** Which endpoints may be reached (targets.ts). */
+  readonly targets: WebhookTargets | undefined;
 
   constructor(
     private readonly store: Store,
@@ -215,6 +277,7 @@ export class WebhookDeliverer {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.pollMs = opts.pollMs ?? 500;
     this.concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
+    this.targets = opts.targets;
     this.worker = new PollingLoop(() => this.pump(), {
       pollMs: () => this.pollMs,
       maxPerPass: 100,
@@ -287,11 +350,18 @@ export class WebhookDeliverer {
 
     let outcome: SendOutcome;
     let url = material?.endpoint ?? '';
-    if (!material || !material.endpoint || !material.privateKey) {
-      outcome = { statusCode: null, error: !material ? 'event not found' : 'no webhook endpoint configured', latencyMs: 0, responseBody: null, ok: false };
+    // The private key is opened only here, to sign this attempt.
+    const privateKey = material?.privateKey ? openWebhookKey(row.platform_id, material.privateKey) : undefined;
+    if (!material || !material.endpoint || !privateKey) {
+      const error = !material
+        ? 'event not found'
+        : !material.endpoint
+          ? 'no webhook endpoint configured'
+          : 'the webhook signing key cannot be opened (sealed with another server secret: PAYMENTS_SECRET_KEY changed?)';
+      outcome = { statusCode: null, error, latencyMs: 0, responseBody: null, ok: false };
       url = material?.endpoint ?? '';
     } else {
-      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), material.privateKey, this.timeoutMs);
+      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), privateKey, this.timeoutMs, this.targets);
     }
 
     // An area that reads answers to this event type decides first, in its own transaction.
@@ -505,14 +575,18 @@ export interface TestWebhookResult {
 }
 
 /** Send a signed TEST webhook now and report what the endpoint answered (not stored as an event). */
-export async function sendTestWebhook(db: Kysely<DB>, clock: Clock, platformId: string, timeoutMs: number): Promise<TestWebhookResult> {
+export async function sendTestWebhook(db: Kysely<DB>, clock: Clock, platformId: string, timeoutMs: number, targets?: WebhookTargets): Promise<TestWebhookResult> {
   const p = await requirePlatform(db, platformId);
   if (!p.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
-  if (!p.webhook_private_key) throw apiError(500, 'INTERNAL_ERROR', 'The platform has no webhook key');
+  const refused = targets?.refusalOfUrl(p.webhook_endpoint);
+  if (refused) throw apiError(400, 'WEBHOOK_DELIVERY_ERROR', `The webhook endpoint ${refused}; set another with PATCH /config`, { url: p.webhook_endpoint });
+  const privateKey = p.webhook_private_key ? openWebhookKey(platformId, p.webhook_private_key) : undefined;
+  if (!privateKey) throw apiError(500, 'INTERNAL_ERROR', 'The platform\'s webhook signing key cannot be opened');
   const payload = { id: newId('Webhook'), type: 'TEST', timestamp: iso(clock.nowMs() + Number(p.clock_offset_ms)), data: {} };
-  const outcome = await postSigned(p.webhook_endpoint, JSON.stringify(payload), p.webhook_private_key, timeoutMs);
+  const outcome = await postSigned(p.webhook_endpoint, JSON.stringify(payload), privateKey, timeoutMs);
   if (!outcome.ok) {
-    throw apiError(400, 'WEBHOOK_DELIVERY_ERROR', `The webhook endpoint ${outcome.statusCode === null ? `could not be reached (${outcome.error})` : `answered ${outcome.statusCode}`}`, {
+    const what = outcome.statusCode !== null ? `answered ${outcome.statusCode}` : outcome.error?.startsWith('refused: ') ? `was ${outcome.error}` : `could not be reached (${outcome.error})`;
+    throw apiError(400, 'WEBHOOK_DELIVERY_ERROR', `The webhook endpoint ${what}`, {
       url: p.webhook_endpoint,
       ...(outcome.statusCode !== null ? { responseStatus: outcome.statusCode } : {}),
       ...(outcome.responseBody !== null ? { responseBody: outcome.responseBody } : {}),
@@ -521,4 +595,25 @@ export async function sendTestWebhook(db: Kysely<DB>, clock: Clock, platformId: 
     });
   }
   return { url: p.webhook_endpoint, response_status: outcome.statusCode!, ...(outcome.responseBody !== null ? { response_body: outcome.responseBody } : {}) };
+}
+
+/**
+ * Start-up step: seal every platform's webhook private key with the current sealing key:
+ * plaintext keys (rows from before sealing) and keys sealed with an older key this process can
+ * still open. Keys that cannot be opened are counted (the server warns: their platforms cannot
+ * sign until the secret that sealed them is configured again).
+ */
+export async function resealWebhookKeys(db: Kysely<DB>, sealer: Sealer): Promise<{ resealed: number; unreadable: number }> {
+  let resealed = 0;
+  let unreadable = 0;
+  for (const row of await webhookKeysNotSealedWith(db, sealer.keyId)) {
+    const hex = openWebhookKey(row.id, row.webhook_private_key);
+    if (hex === undefined) {
+      unreadable += 1;
+      continue;
+    }
+    await replaceWebhookKey(db, row.id, row.webhook_private_key, sealWebhookKey(sealer, row.id, hex));
+    resealed += 1;
+  }
+  return { resealed, unreadable };
 }

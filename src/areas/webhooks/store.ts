@@ -163,3 +163,19 @@ export async function signingInfo(db: Db, platformId: string): Promise<SigningRo
     .where('p.id', '=', platformId)
     .executeTakeFirst();
 }
+
+/** Platforms whose webhook private key is not sealed with the key `keyId` (plaintext, or another key). */
+export async function webhookKeysNotSealedWith(db: Db, keyId: string): Promise<{ id: string; webhook_private_key: string }[]> {
+  const rows = await db
+    .selectFrom('platforms')
+    .select(['id', 'webhook_private_key'])
+    .where('webhook_private_key', 'is not', null)
+    .where('webhook_private_key', 'not like', `v1.${keyId}.%`)
+    .execute();
+  return rows as { id: string; webhook_private_key: string }[];
+}
+
+/** Replace a platform's stored private key, only if it still holds `from` (another process may have re-sealed it). */
+export async function replaceWebhookKey(db: Db, platformId: string, from: string, to: string): Promise<void> {
+  await db.updateTable('platforms').set({ webhook_private_key: to }).where('id', '=', platformId).where('webhook_private_key', '=', from).execute();
+}

@@ -14,6 +14,8 @@ export interface Store {
   kind: StoreKind;
   /** Where the data lives, for the start-up banner (no password). */
   describe: string;
+  /** SQLite file stores only: the database file's absolute path (its folder is the data directory). */
+  file?: string;
   /**
    * SQLite only (absent on PostgreSQL, where other processes write without telling this
    * one): a watch on some tables for in-memory caches of their rows. See `ChangeWatch`.
@@ -97,6 +99,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       kind: 'sqlite',
       watch: (tables) => writes.watch(tables),
       describe: file === ':memory:' ? 'SQLite (in memory)' : `SQLite ${resolve(file)}`,
+      ...(file === ':memory:' ? {} : { file: resolve(file) }),
       close: async () => {
         await checkpointer?.stop();
         await db.destroy();
