@@ -85,7 +85,7 @@ export async function findHolder(db: Db, platformId: string, holderId: string): 
   return c ? { kind: 'customer', deleted: c.is_deleted === 1 } : undefined;
 }
 
-// ---- Document bytes, in chunks (migration 0019).
+// ---- Document bytes, in chunks (migration 0016).
 
 export async function insertDocumentChunk(db: Db, platformId: string, documentId: string, seq: number, bytes: Buffer): Promise<void> {
   await db.insertInto('document_chunks').values({ document_id: documentId, seq, platform_id: platformId, bytes }).execute();

@@ -20,7 +20,7 @@ export interface Claimable extends DeliveryRow {
  * earlier delivery still open is not due, so one lane's events go out in order, one at a
  * time, while the heads of other lanes are claimed beside it (docs/webhooks.md "Order per
  * resource"). Two heads of one lane are never returned together: the second has the first,
- * still open, before it. Index `webhook_deliveries_lane_open` (0020) answers the check.
+ * still open, before it. Index `webhook_deliveries_lane_open` (0018) answers the check.
  */
 export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres: boolean, platformId?: string, limit = 1): Promise<Claimable[]> {
   let q = trx

@@ -161,7 +161,7 @@ export interface DataKeysTable {
   created_at: string;
 }
 
-/** A document's bytes, in order (0019): at most DOCUMENT_CHUNK_BYTES each. */
+/** A document's bytes, in order (0016): at most DOCUMENT_CHUNK_BYTES each. */
 export interface DocumentChunksTable {
   document_id: string;
   seq: number;
@@ -184,7 +184,7 @@ export interface DocumentsTable {
   content_type: string;
   size_bytes: number;
   sha256: string;
-  /** Empty since 0019: the bytes are in document_chunks. */
+  /** Empty since 0016: the bytes are in document_chunks. */
   content: Buffer;
   /** 1 once a verification used it (it can no longer be deleted). */
   submitted: number;
