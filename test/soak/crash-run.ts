@@ -133,6 +133,8 @@ export async function runCrashScenario(opts: CrashOptions): Promise<CrashReport>
   let starts = 0;
   const nextPort = () => opts.ports[starts++ % opts.ports.length]!;
   let server = await startProcess(opts.databaseUrl, nextPort());
+  // The endpoint first, so every event of the run (the setup's funding too) has somewhere to go.
+  if (opts.webhookUrl) await ok(server.base, 'PATCH', '/config', { webhookEndpoint: opts.webhookUrl });
 
   // The platform's own USD account pays (no customer approval needed) to a platform external
   // account; a customer with the end-user terms receives the sandbox UMA payments.
@@ -145,7 +147,6 @@ export async function runCrashScenario(opts: CrashOptions): Promise<CrashReport>
   const customer = await ok<{ id: string; umaAddress: string }>(server.base, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cora Crash', currencies: ['USD'], endUserTermsConsent: TERMS });
   const umaAccount = (await ok<{ data: { id: string }[] }>(server.base, 'GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}`)).data[0]!.id;
   await ok(server.base, 'POST', `/sandbox/internal-accounts/${platformUsd}/fund`, { amount: 100_000_000 });
-  if (opts.webhookUrl) await ok(server.base, 'PATCH', '/config', { webhookEndpoint: opts.webhookUrl });
 
   const sent: Sent[] = [];
   let amount = 1_000;
