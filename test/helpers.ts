@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
+import { expect } from 'vitest';
 import { type Config, loadConfig } from '../src/config.js';
 import { type Clock, ManualClock } from '../src/kernel/clock.js';
 import { openStore, type Store } from '../src/kernel/db/connect.js';
@@ -165,4 +166,14 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(everyMs);
   }
+}
+
+/**
+ * Advance the app's sandbox clock, then send the webhooks that came due: the advance answers
+ * before any webhook goes out, and no delivery worker runs in tests.
+ */
+export async function advanceAndDeliver(t: TestApp, seconds: number, headers?: Record<string, string>): Promise<void> {
+  const res = await t.call('POST', '/sandbox/clock/advance', { seconds }, headers);
+  expect(res.statusCode, res.body).toBe(200);
+  await t.running.webhooks.runDue();
 }

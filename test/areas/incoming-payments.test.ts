@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listEvents, type StoredEvent } from '../../src/kernel/events.js';
 import { verifyWebhookSignature } from '../../src/index.js';
-import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, advanceAndDeliver, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { balanceOf, newCustomer, otherPlatformAuth, PERSON } from '../money-helpers.js';
 import { type Received as BaseReceived, Receiver as BaseReceiver } from '../webhook-receiver.js';
@@ -119,12 +119,7 @@ describe(`incoming UMA payments (${STORE})`, () => {
     return (await events(resourceId)).map((e) => e.type);
   }
 
-  async function advance(seconds: number): Promise<void> {
-    const res = await t.call('POST', '/sandbox/clock/advance', { seconds });
-    expect(res.statusCode, res.body).toBe(200);
-    // The advance answers before its webhooks go out (no worker runs here): send them.
-    await t.running.webhooks.runDue();
-  }
+  const advance = (seconds: number): Promise<void> => advanceAndDeliver(t, seconds);
 
   async function deliveriesOf(resourceId: string): Promise<Array<{ type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }>> {
     const res = await t.app.inject({ method: 'GET', url: `/admin/platforms/${platformId()}/webhook-deliveries?resourceId=${encodeURIComponent(resourceId)}&limit=100`, headers: admin });

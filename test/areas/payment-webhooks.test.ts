@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/index.js';
-import { makeApp, STORE, type TestApp } from '../helpers.js';
+import { advanceAndDeliver, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { fund, newCustomer, quoteRequest, type QuoteBody, usdExternal } from '../money-helpers.js';
 import { Receiver } from '../webhook-receiver.js';
@@ -27,11 +27,7 @@ describe(`payment webhooks on the sandbox clock (${STORE})`, () => {
     await t.close();
   });
 
-  // The advance answers before its webhooks go out (no worker runs here): send them, then look.
-  const advance = async (seconds: number) => {
-    expect((await t.call('POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
-    await t.running.webhooks.runDue();
-  };
+  const advance = (seconds: number) => advanceAndDeliver(t, seconds);
   const hooksFor = (id: string) => receiver.got.filter((r) => (r.json.data as { id?: string }).id === id);
   const typesFor = (id: string) => hooksFor(id).map((r) => r.json.type);
   /** Each webhook's data.status, in arrival order. */

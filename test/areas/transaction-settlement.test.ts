@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, STORE, type TestApp } from '../helpers.js';
+import { advanceAndDeliver, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { fund, newCustomer, type QuoteBody, quoteRequest, type TxBody, usdExternal } from '../money-helpers.js';
 import { Receiver } from '../webhook-receiver.js';
@@ -26,11 +26,7 @@ describe(`expected settlement of outgoing transactions (${STORE})`, () => {
     await t.close();
   });
 
-  // The advance answers before its webhooks go out (no worker runs here): send them, then look.
-  const advance = async (seconds: number) => {
-    expect((await t.call('POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
-    await t.running.webhooks.runDue();
-  };
+  const advance = (seconds: number) => advanceAndDeliver(t, seconds);
   const tx = async (id: string): Promise<Settling> => {
     const res = await t.call('GET', `/transactions/${encodeURIComponent(id)}`);
     expect(res.statusCode, res.body).toBe(200);

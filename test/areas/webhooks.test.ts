@@ -8,7 +8,7 @@ import { iso, ManualClock } from '../../src/kernel/clock.js';
 import { openStore } from '../../src/kernel/db/connect.js';
 import { emitEvent } from '../../src/kernel/events.js';
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from '../../src/areas/webhooks/service.js';
-import { ADMIN_KEY, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
+import { ADMIN_KEY, advanceAndDeliver, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
 import { type Received, Receiver } from '../webhook-receiver.js';
 
 // Webhook delivery against a real HTTP receiver on a local port.
@@ -53,12 +53,7 @@ async function deliveryOf(t: TestApp, eventId: string): Promise<DeliveryView> {
   return d;
 }
 
-/** Advance the sandbox clock, then send what came due (the advance answers before any webhook goes out; no worker runs in these tests). */
-async function advance(t: TestApp, seconds: number): Promise<void> {
-  const res = await t.call('POST', '/sandbox/clock/advance', { seconds });
-  expect(res.statusCode).toBe(200);
-  await t.running.webhooks.runDue();
-}
+const advance = advanceAndDeliver;
 
 describe(`webhooks (${STORE})`, () => {
   let t: TestApp;
