@@ -37,13 +37,15 @@ const FLOW_AMOUNT = 1_000;
 /** Largest single sandbox funding (docs/sandbox.md). */
 const MAX_FUNDING = 100_000_000_000;
 
-const SCENARIOS = ['bare', 'lookup', 'customer', 'payment'] as const;
+const SCENARIOS = ['bare', 'lookup', 'customer', 'list', 'create', 'payment'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const LABELS: Record<ScenarioName, string> = {
   bare: 'bare node:http server (the limit)',
   lookup: 'GET /receiver/external-account/{id}',
   customer: 'GET /customers/{id}',
+  list: 'GET /customers (first page, totalCount)',
+  create: 'POST /customers (one name: generated UMA addresses)',
   payment: 'payment flow: POST /quotes immediatelyExecute',
 };
 
@@ -52,6 +54,7 @@ const TARGETS = {
   lookupRatio: 0.3,
   lookupP99Ms: 25,
   customerRatio: 0.4,
+  createRatio: 0.15,
   paymentRatio: 0.08,
   startupMs: 1500,
   rssMb: 200,
@@ -606,6 +609,12 @@ function targetOf(name: ScenarioName, serverPort: number, barePort: number, f: F
       return { port: serverPort, method: 'GET', path: `${V}/receiver/external-account/${encodeURIComponent(f.lookupAccountId)}?customerId=${encodeURIComponent(f.customerId)}` };
     case 'customer':
       return { port: serverPort, method: 'GET', path: `${V}/customers/${encodeURIComponent(f.customerId)}` };
+    case 'list':
+      return { port: serverPort, method: 'GET', path: `${V}/customers` };
+    case 'create':
+      // Every request the same body: the generated UMA addresses share one name, so their
+      // random parts collide at the birthday rate; none may answer 409 (issue 15).
+      return { port: serverPort, method: 'POST', path: `${V}/customers`, body: JSON.stringify({ customerType: 'INDIVIDUAL', fullName: 'Bench Same Name' }) };
     case 'payment':
       return {
         port: serverPort,
@@ -870,6 +879,7 @@ function evaluateTargets(r: BenchResult): BenchResult['targets'] {
     check('lookup throughput', `≥ ${TARGETS.lookupRatio} × bare`, lookup?.ratioToBare, ' × bare', (v) => v >= TARGETS.lookupRatio),
     check('lookup p99', `< ${TARGETS.lookupP99Ms} ms at 32 connections`, r.options.connections === 32 ? lookup?.latencyMs.p99 : null, ' ms', (v) => v < TARGETS.lookupP99Ms),
     check('GET /customers/{id} throughput', `≥ ${TARGETS.customerRatio} × bare`, customer?.ratioToBare, ' × bare', (v) => v >= TARGETS.customerRatio),
+    check('POST /customers throughput', `≥ ${TARGETS.createRatio} × bare, no 409`, sc('create')?.ratioToBare, ' × bare', (v) => v >= TARGETS.createRatio, (sc('create')?.errors.total ?? 0) === 0),
     check('payment flows', `≥ ${TARGETS.paymentRatio} × bare, invariants holding`, payment?.ratioToBare, ' × bare', (v) => v >= TARGETS.paymentRatio, r.invariants?.ok !== false),
     check('start-up to 200 /healthz', `< ${TARGETS.startupMs} ms on an existing database`, r.startup.restartMs, ' ms', (v) => v < TARGETS.startupMs),
     check('RSS after the run', `< ${TARGETS.rssMb} MB per server process`, maxRss, ' MB', (v) => v < TARGETS.rssMb),

@@ -1,0 +1,67 @@
+// Statements (and database rows) per request, in process, through the test harness: the
+// figures of bench/README.md "Statements per request" (issue 15). Counts every statement the
+// store's driver runs (SQLite: every run/get/all/iterate of a better-sqlite3 statement; PostgreSQL: pg Client#query), so it also works on older checkouts.
+//
+//   npx tsx bench/statements.ts                       # SQLite (in memory)
+//   TEST_STORE=postgres TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/statements.ts
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { makeApp, sleep } from '../test/helpers.js';
+import { fund, newCustomer, quoteRequest, usdExternal } from '../test/money-helpers.js';
+
+let count = 0;
+// better-sqlite3: every run of a (cached) statement.
+const probe = new Database(':memory:');
+const Statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...a: unknown[]) => unknown>;
+probe.close();
+for (const m of ['run', 'get', 'all', 'iterate']) {
+  const orig = Statement[m]!;
+  Statement[m] = function (this: unknown, ...args: unknown[]) {
+    count += 1;
+    return orig.apply(this, args);
+  };
+}
+const q = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  count += 1;
+  return (q as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof q;
+
+async function per(label: string, n: number, fn: (i: number) => Promise<unknown>): Promise<void> {
+  await fn(-1); // warm: prepared statements, caches
+  const before = count;
+  for (let i = 0; i < n; i++) await fn(i);
+  console.log(`${label.padEnd(44)} ${((count - before) / n).toFixed(1)} statements/request`);
+}
+
+const t = await makeApp({ worker: false });
+const c = await newCustomer(t, ['USD']);
+const usd = c.accounts.USD!.id;
+const dest = await usdExternal(t, c.id, '000000456');
+await fund(t, usd, 100_000_000);
+const ok = (r: { statusCode: number; body: string }) => {
+  if (r.statusCode >= 300) throw new Error(r.body);
+};
+await per('POST /customers', 50, async (i) => ok(await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: `Stat ${i}` })));
+await per('GET /customers/{id}', 50, async () => ok(await t.call('GET', `/customers/${c.id}`)));
+await per('GET /customers (first page of 20)', 20, async () => ok(await t.call('GET', '/customers')));
+await per('GET /transactions (first page of 20)', 20, async () => ok(await t.call('GET', '/transactions')));
+await per('POST /quotes immediatelyExecute (payment flow)', 50, async () => ok(await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000, { immediatelyExecute: true }))));
+{
+  // The flows' later steps (settlement jobs), per flow: 51 flows above (one warm-up).
+  const before = count;
+  ok(await t.call('POST', '/sandbox/clock/advance', { seconds: 7 * 86_400 }));
+  console.log(`${'  + its settlement jobs (clock advance)'.padEnd(44)} ${((count - before) / 51).toFixed(1)} statements/flow`);
+  const events = await t.store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const deliveries = await t.store.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  console.log(`rows: events ${events.n}, webhook_deliveries ${deliveries.n} (no webhook endpoint configured)`);
+}
+await t.close();
+
+// Idle: a server with its worker loops and nothing to do.
+const idle = await makeApp({ worker: true });
+await sleep(3_500);
+const b = count;
+await sleep(5_000);
+console.log(`${'idle server'.padEnd(44)} ${((count - b) / 5).toFixed(1)} statements/s`);
+await idle.close();
