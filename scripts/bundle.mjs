@@ -39,6 +39,10 @@ function newestInput() {
 
 if (!values.force && existsSync(outfile) && existsSync(`${outfile}.map`) && statSync(outfile).mtimeMs > newestInput()) process.exit(0);
 
+// Feedback while it builds (the first `npm start`, or after an edit): on stderr, so stdout
+// stays the server's JSON log lines.
+process.stderr.write(`payments-service: building the server bundle (${outfile.replace(`${ROOT}/`, '')}), a few seconds on the first start...\n`);
+const startedAt = Date.now();
 const { build } = await import('esbuild');
 
 // A dependency is bundled when it is an ES module package; CommonJS ones stay external
@@ -73,3 +77,4 @@ for (const file of files) {
   writeFileSync(temp, file.contents);
   renameSync(temp, file.path);
 }
+process.stderr.write(`payments-service: bundle ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s\n`);

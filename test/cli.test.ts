@@ -255,8 +255,9 @@ describe(`payments-service serve (${STORE})`, { timeout: 90_000 }, () => {
     const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnv(db.url, { PORT: '0', HOST: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    // The banner is on stderr; stdout carries only the logger's JSON lines.
+    child.stderr.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stdout.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const deadline = Date.now() + 30_000;
@@ -291,11 +292,11 @@ describe(`payments-service serve (${STORE})`, { timeout: 90_000 }, () => {
       const c = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnv(db.url, { PORT: '0', HOST: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
-      c.stdout.on('data', (b: Buffer) => {
+      c.stderr.on('data', (b: Buffer) => {
         out += b.toString();
         if (/Operator API/.test(out)) setTimeout(() => c.kill('SIGTERM'), 100);
       });
-      c.stderr.on('data', (b: Buffer) => (err += b.toString()));
+      c.stdout.on('data', (b: Buffer) => (err += b.toString()));
       c.on('exit', (code) => resolve({ code: code ?? -1, stdout: out, stderr: err }));
     });
     expect(again.code).toBe(0);

@@ -1,0 +1,181 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../../app.js';
+import { iso } from '../../kernel/clock.js';
+import type { Store } from '../../kernel/db/connect.js';
+
+// The request log: the last N requests of each platform, in memory (never on the API's
+// write path to the store), with their bodies, secrets redacted. The dashboard, `GET
+// /sandbox/requests` and `payments-service requests tail` read it. Also the per-route request
+// counters and latency histograms `GET /metrics` reports.
+
+export const REQUEST_LOG_SIZE = 200;
+/** Bodies longer than this (characters of JSON) are kept cut, marked `truncated`. */
+export const BODY_EXCERPT_CHARS = 16_384;
+export const REDACTED = '[REDACTED]';
+
+/** Field names whose values never enter the log. */
+const SECRET_KEY = /secret|password|passcode|passphrase|^pin$|cvv|cvc|private|apikey|api_key|accesstoken|refreshtoken|authorization|signature|^otp$|cardnumber|^pan$|seed|mnemonic/i;
+
+export interface LoggedRequest {
+  id: number;
+  at: string;
+  platformId: string;
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+  latencyMs: number;
+  idempotencyKey: string | null;
+  replayed: boolean;
+  requestBody: unknown;
+  responseBody: unknown;
+  truncated: boolean;
+}
+
+/** A copy of a JSON value with every secret-named field's value replaced. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 32) return REDACTED;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = SECRET_KEY.test(k) && v !== null && v !== undefined ? REDACTED : redact(v, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+export class RequestLog {
+  private seq = 0;
+  private readonly byPlatform = new Map<string, LoggedRequest[]>();
+  constructor(readonly size = REQUEST_LOG_SIZE) {}
+
+  add(entry: Omit<LoggedRequest, 'id'>): LoggedRequest {
+    const e = { id: ++this.seq, ...entry };
+    let ring = this.byPlatform.get(entry.platformId);
+    if (!ring) this.byPlatform.set(entry.platformId, (ring = []));
+    ring.push(e);
+    if (ring.length > this.size) ring.splice(0, ring.length - this.size);
+    return e;
+  }
+
+  /** Newest first; `after` (an id) keeps only later entries, for tails. */
+  list(platformId: string | null, opts: { after?: number; limit?: number } = {}): LoggedRequest[] {
+    const all = platformId === null ? [...this.byPlatform.values()].flat() : (this.byPlatform.get(platformId) ?? []);
+    const after = opts.after ?? 0;
+    return all
+      .filter((e) => e.id > after)
+      .sort((a, b) => b.id - a.id)
+      .slice(0, opts.limit ?? this.size);
+  }
+
+  clear(platformId: string): void {
+    this.byPlatform.delete(platformId);
+  }
+
+  clearAll(): void {
+    this.byPlatform.clear();
+  }
+}
+
+const logs = new WeakMap<Store, RequestLog>();
+
+/** The request log of the app that serves this store. */
+export function requestLogOf(store: Store): RequestLog {
+  let log = logs.get(store);
+  if (!log) logs.set(store, (log = new RequestLog()));
+  return log;
+}
+
+// ---- Metrics -------------------------------------------------------------------------------
+
+export const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+interface RouteStats {
+  counts: Map<number, number>;
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+export class Metrics {
+  readonly routes = new Map<string, RouteStats>();
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route}`;
+    let s = this.routes.get(key);
+    if (!s) this.routes.set(key, (s = { counts: new Map(), buckets: LATENCY_BUCKETS_S.map(() => 0), sum: 0, count: 0 }));
+    s.counts.set(status, (s.counts.get(status) ?? 0) + 1);
+    for (let i = 0; i < LATENCY_BUCKETS_S.length; i++) if (seconds <= LATENCY_BUCKETS_S[i]!) s.buckets[i]!++;
+    s.sum += seconds;
+    s.count++;
+  }
+}
+
+const metrics = new WeakMap<Store, Metrics>();
+export function metricsOf(store: Store): Metrics {
+  let m = metrics.get(store);
+  if (!m) metrics.set(store, (m = new Metrics()));
+  return m;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    loggedResponse?: string;
+  }
+}
+
+function parseJson(text: string | undefined): { value: unknown; truncated: boolean } {
+  if (text === undefined || text === '') return { value: null, truncated: false };
+  try {
+    return { value: JSON.parse(text) as unknown, truncated: false };
+  } catch {
+    return { value: text.length > BODY_EXCERPT_CHARS ? text.slice(0, BODY_EXCERPT_CHARS) : text, truncated: text.length > BODY_EXCERPT_CHARS };
+  }
+}
+
+/**
+ * The hooks that feed the request log and the metrics, on the whole app. They only copy
+ * references and push to memory; nothing is awaited on the request's path.
+ */
+export function installRequestLog(app: FastifyInstance, deps: Pick<AppDeps, 'store' | 'clock'>): void {
+  const log = requestLogOf(deps.store);
+  const m = metricsOf(deps.store);
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (req.auth && typeof payload === 'string' && (reply.getHeader('content-type') ?? '').toString().includes('json')) req.loggedResponse = payload;
+    done(null, payload);
+  });
+  app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done) => {
+    const route = req.routeOptions.url ?? null;
+    m.observe(req.method, route ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    const platformId = req.auth?.platform.id;
+    // The logs' own readers (the dashboard, the tails poll them) are not logged.
+    if (platformId && route !== null && !(req.method === 'GET' && (route.endsWith('/sandbox/requests') || route.endsWith('/sandbox/webhook-deliveries')))) {
+      const response = parseJson(req.loggedResponse);
+      let requestBody: unknown = req.body ?? null;
+      let truncated = response.truncated;
+      if (requestBody !== null && typeof requestBody === 'object') requestBody = redact(requestBody);
+      let responseBody = redact(response.value);
+      const text = JSON.stringify(responseBody) ?? '';
+      if (text.length > BODY_EXCERPT_CHARS) {
+        responseBody = text.slice(0, BODY_EXCERPT_CHARS);
+        truncated = true;
+      }
+      const key = req.headers['idempotency-key'];
+      log.add({
+        // On the platform's sandbox clock, like every time it sees.
+        at: iso(deps.clock.nowMs() + Number(req.auth!.platform.clock_offset_ms)),
+        platformId,
+        method: req.method,
+        path: req.url,
+        route,
+        status: reply.statusCode,
+        latencyMs: Math.round(reply.elapsedTime * 100) / 100,
+        idempotencyKey: typeof key === 'string' ? key : null,
+        replayed: reply.getHeader('idempotent-replayed') === 'true',
+        requestBody,
+        responseBody,
+        truncated,
+      });
+    }
+    done();
+  });
+}
