@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import { adminPlugins, apiPlugins, pagePlugins } from './areas/index.js';
+import { installRequestLog } from './areas/request-log/service.js';
 import type { WebhookDeliverer } from './areas/webhooks/service.js';
 import { registerPaymentJobs } from './areas/transactions/payments.js';
 import { registerIncomingPayments } from './areas/incoming-payments/service.js';
@@ -143,6 +144,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     return reply.send({ status: 'ok' });
   });
 
+  // The request log and the per-route metrics (areas/request-log): memory only, never awaited.
+  installRequestLog(app, deps);
+
   if (deps.config.adminKey) {
     for (const plugin of adminPlugins) await app.register(plugin, { prefix: '/admin' });
   }
@@ -267,7 +271,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
     try {
       // Answered with its effect already (effectTransaction): the stored answer stands, and
       // these fenced writes find the key done and change nothing.
-      if (reply.statusCode >= 500) {
+      // A signed-retry challenge (202) and a refused signature (401) are not answers to keep:
+      // the signed retry carries the same Idempotency-Key (docs/embedded-wallets.md).
+      if (reply.statusCode >= 500 || reply.statusCode === 401 || (reply.statusCode === 202 && signedRetryRoute(req))) {
         await releaseKey(deps.store.db, claim);
       } else {
         const type = reply.getHeader('content-type');
@@ -292,6 +298,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
 
   /** The route's answer to `value` as onSend would store it: serialized with the route's response schema for `status`. */
   function storedAnswer(req: FastifyRequest, reply: FastifyReply, claim: IdempotencyContext, status: number, value: unknown) {
+    if (status === 204) return { status, body: '', contentType: null };
     const previous = reply.statusCode;
     reply.code(status);
     try {
@@ -307,8 +314,21 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
 /** The route's one 2xx status (its response schemas), or undefined when it has none or several. */
 function successStatusOf(req: FastifyRequest): number | undefined {
   const response = (req.routeOptions.schema as { response?: Record<string, unknown> } | undefined)?.response;
-  const ok = Object.keys(response ?? {}).filter((s) => /^2\d\d$/.test(s));
+  // A signed-retry challenge (202) is never stored, so it is not the success answer.
+  const signed = signedRetryRoute(req);
+  const ok = Object.keys(response ?? {}).filter((s) => /^2\d\d$/.test(s) && !(signed && s === '202'));
   return ok.length === 1 ? Number(ok[0]) : undefined;
+}
+
+/**
+ * A route whose 202 is a signed-retry challenge (embedded wallets: payloadToSign and
+ * requestId; docs/embedded-wallets.md): the signed retry carries the same Idempotency-Key,
+ * so that 202 is not an answer to keep. Every other 202 (a bulk import accepted, a card
+ * simulation) is an answer like any other, stored and replayed.
+ */
+function signedRetryRoute(req: FastifyRequest): boolean {
+  const response = (req.routeOptions.schema as { response?: Record<string, { properties?: Record<string, unknown> }> } | undefined)?.response;
+  return response?.['202']?.properties?.['payloadToSign'] !== undefined;
 }
 
 /** The additional authenticated data of a sealed stored answer: its table, platform and key. */
@@ -393,7 +413,8 @@ export const openapiTransform: SwaggerTransform = ({ schema, url, route }) => {
   // The document's security follows the route's auth mode, so the two cannot drift.
   const mode = (route.config as { auth?: string } | undefined)?.auth ?? 'basic-or-agent';
   const security: Array<Record<string, string[]>> =
-    mode === 'basic' ? [{ BasicAuth: [] }] : mode === 'none' ? [] : [{ BasicAuth: [] }, { AgentAuth: [] }];
+    // 'basic-or-agent' takes Basic only since agents exist (an agent token works only on 'agent' routes).
+    mode === 'none' ? [] : mode === 'agent' ? [{ AgentAuth: [] }] : [{ BasicAuth: [] }];
   const extension = (route.config as { extension?: boolean } | undefined)?.extension ? { 'x-extension': true } : {};
   return { schema: { ...(schema ?? {}), security, ...extension } as typeof schema, url: url.slice(VERSION_PREFIX.length) };
 };

@@ -8,23 +8,39 @@ import { iso, platformNowMs, systemClock } from './kernel/clock.js';
 import { openStore, parseDatabaseUrl, type Store } from './kernel/db/connect.js';
 import { migrate } from './kernel/db/migrations.js';
 import { loadSealer } from './kernel/sealed.js';
+import { rotateSecret, RotationRefused } from './kernel/rotate-secret.js';
+import { readFileSync } from 'node:fs';
 import { baseUrl, type Running, startServer } from './server.js';
+import { call, parseDuration, RemoteError, remoteOf, tailRequests, tailWebhooks } from './cli/remote.js';
+import { remoteCaller, seed } from './cli/seed.js';
 
 // payments-service: `serve` runs the API (what `npm start` does); the other commands do
 // what /admin and /tokens do, directly against the same store (DATABASE_URL).
 
 const USAGE = `Usage: payments-service <command>
 
-  serve                                   Run the API server (default)
+  serve                                   Run the API server (banner on stderr)
+  seed                                    Create the demo data set on the platform, through the API
+  reset [--all]                           Reset the platform's sandbox (--all: every platform, PAYMENTS_ADMIN_KEY)
+  clock advance <duration>                Advance the platform's sandbox clock (90, 90s, 15m, 2h, 1d)
+  webhooks tail [--json]                  Follow the platform's webhook deliveries live
+  requests tail [--json]                  Follow the platform's request log live
   platform create --name <name> [--regulated] [--skip-verification-paperwork]
   platform list
   token create [--platform <id>] --name <name> [--permissions VIEW,TRANSACT,MANAGE]
   token list [--platform <id>]
   token revoke [--platform <id>] <tokenId>
+  rotate-secret [--new-secret-file <path>] [--allow-unreadable]
+                                          Re-seal every value sealed at rest under a new server
+                                          secret (PAYMENTS_NEW_SECRET_KEY, the file, or generated),
+                                          in one transaction; stop the servers first
 
 Environment: DATABASE_URL, PORT, HOST, PAYMENTS_API_TOKEN_ID, PAYMENTS_API_CLIENT_SECRET,
-PAYMENTS_ADMIN_KEY, PAYMENTS_SECRET_KEY, PAYMENTS_WEBHOOK_ALLOW_PRIVATE, PAYMENTS_DATA_KEY (deprecated),
-LOG_LEVEL. Without --platform, token commands act on the default platform.`;
+PAYMENTS_ADMIN_KEY, PAYMENTS_SECRET_KEY, PAYMENTS_NEW_SECRET_KEY (rotate-secret), PAYMENTS_WEBHOOK_ALLOW_PRIVATE, PAYMENTS_DATA_KEY (deprecated),
+LOG_LEVEL. Without --platform, token commands act on the default platform.
+seed, reset, clock, webhooks and requests talk to a running server: --url (or PAYMENTS_URL, else
+http://127.0.0.1:$PORT), credentials PAYMENTS_API_TOKEN_ID / PAYMENTS_API_CLIENT_SECRET
+(or --token-id / --client-secret).`;
 
 /** The start banner's line on the server secret that seals values at rest (kernel/sealed.ts). */
 function secretSourceText(running: Running): string {
@@ -46,7 +62,8 @@ async function serve(): Promise<void> {
   const config = loadConfig();
   const running = await startServer(config);
   const { app, store, bootstrap } = running;
-  const out = process.stdout;
+  // The banner goes to stderr: stdout stays the logger's JSON lines.
+  const out = process.stderr;
   out.write(`Payments Service ${API_VERSION} sandbox\n`);
   out.write(`  API:    ${baseUrl(app)}\n`);
   out.write(`  Docs:   ${baseUrl(app).replace(`/${API_VERSION}`, '/docs')}\n`);
@@ -102,7 +119,14 @@ function print(value: unknown): void {
 class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
-  const [cmd = 'serve', sub, ...rest] = argv;
+  if (argv.length === 0) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const [cmd = 'serve', ...more] = argv;
+  // An option right after the command (`reset --all`) is not a subcommand.
+  const sub = more[0]?.startsWith('-') ? undefined : more.shift();
+  const rest = more;
   if (cmd === 'serve') {
     await serve();
     return -1; // keep running
@@ -112,12 +136,44 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    if (cmd === 'rotate-secret') return await rotate(argv.slice(1));
     return await run(cmd, sub, rest);
   } catch (err) {
+    if (err instanceof RotationRefused) {
+      process.stderr.write(`payments-service rotate-secret: ${err.message}\n`);
+      return 1;
+    }
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`payments-service: ${err.message}\n\n${USAGE}\n`);
     return 2;
   }
+}
+
+/**
+ * rotate-secret: the current secret is the configured one (PAYMENTS_SECRET_KEY, else the data
+ * directory's file or the store's key, as at start); the new one is PAYMENTS_NEW_SECRET_KEY,
+ * or the content of --new-secret-file, or generated (docs/reliability.md).
+ */
+async function rotate(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({ args, options: { 'new-secret-file': { type: 'string' }, 'allow-unreadable': { type: 'boolean' } } }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const config = loadConfig();
+  const file = values['new-secret-file'];
+  const newSecret = file !== undefined ? readFileSync(file, 'utf8') : process.env.PAYMENTS_NEW_SECRET_KEY;
+  const result = await withStore((s) => rotateSecret(s, { secretKey: config.secretKey, dataKey: config.dataKey }, { newSecret, allowUnreadable: values['allow-unreadable'] ?? false }));
+  const out = process.stdout;
+  const r = result.resealed;
+  out.write(`Re-sealed under the new secret (key id ${result.newKeyId}), in one transaction: ${r.webhookKeys} webhook signing key(s), ${r.identifiers} identifier(s), ${r.storedAnswers} stored answer(s)`);
+  out.write(result.unreadable > 0 ? `; ${result.unreadable} value(s) no key at hand opens were left as they were.\n` : '.\n');
+  if (result.keptIn === 'data-directory') out.write(`The new secret is in ${result.secretFile}.\n`);
+  else if (result.keptIn === 'store') out.write('The new key is kept in the store (data_keys).\n');
+  else if (result.generatedSecret) out.write(`Start the servers with this new secret (shown once):\n  PAYMENTS_SECRET_KEY=${result.generatedSecret}\n`);
+  else out.write('Start the servers with the new secret as PAYMENTS_SECRET_KEY (and without PAYMENTS_DATA_KEY).\n');
+  return 0;
 }
 
 async function run(cmd: string, sub: string | undefined, rest: string[]): Promise<number> {
@@ -132,6 +188,11 @@ async function run(cmd: string, sub: string | undefined, rest: string[]): Promis
         permissions: { type: 'string' },
         regulated: { type: 'boolean' },
         'skip-verification-paperwork': { type: 'boolean' },
+        url: { type: 'string' },
+        'token-id': { type: 'string' },
+        'client-secret': { type: 'string' },
+        all: { type: 'boolean' },
+        json: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -188,7 +249,48 @@ async function run(cmd: string, sub: string | undefined, rest: string[]): Promis
     process.stdout.write(`Revoked ${id}\n`);
     return 0;
   }
+  const remote = await runRemote(cmd, sub, values, positionals);
+  if (remote !== undefined) return remote;
   throw new UsageError(`unknown command "${[cmd, sub].filter(Boolean).join(' ')}"`);
+}
+
+/** The commands that talk to a running server (src/cli/remote.ts); undefined when `cmd` is not one. */
+async function runRemote(
+  cmd: string,
+  sub: string | undefined,
+  values: { url?: string | undefined; 'token-id'?: string | undefined; 'client-secret'?: string | undefined; all?: boolean | undefined; json?: boolean | undefined },
+  positionals: string[],
+): Promise<number | undefined> {
+  const r = remoteOf(values);
+  const guarded = async (fn: () => Promise<void>): Promise<number> => {
+    try {
+      await fn();
+      return 0;
+    } catch (err) {
+      if (!(err instanceof RemoteError)) throw err;
+      process.stderr.write(`payments-service: ${err.message}\n`);
+      return 1;
+    }
+  };
+  if (cmd === 'seed') {
+    if (sub !== undefined) throw new UsageError(`seed takes no argument (got "${sub}")`);
+    return guarded(async () => print(await seed(remoteCaller(r))));
+  }
+  if (cmd === 'reset') {
+    if (sub !== undefined) throw new UsageError(`reset takes no argument (got "${sub}")`);
+    return guarded(async () => print(await call(r, 'POST', values.all ? '/admin/sandbox/reset' : '/sandbox/reset')));
+  }
+  if (cmd === 'clock' && sub === 'advance') {
+    const seconds = positionals[0] === undefined ? undefined : parseDuration(positionals[0]);
+    if (seconds === undefined) throw new UsageError('clock advance needs a duration: seconds, or a number with s, m, h or d (15m, 2h)');
+    return guarded(async () => print(await call(r, 'POST', '/sandbox/clock/advance', { seconds })));
+  }
+  if ((cmd === 'webhooks' || cmd === 'requests') && sub === 'tail') {
+    const controller = new AbortController();
+    process.once('SIGINT', () => controller.abort());
+    return guarded(() => (cmd === 'webhooks' ? tailWebhooks : tailRequests)(r, { json: values.json ?? false, signal: controller.signal }));
+  }
+  return undefined;
 }
 
 /** Run the command line and exit with its status (serve keeps the process alive). */

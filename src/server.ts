@@ -12,7 +12,8 @@ import { JobQueue } from './kernel/jobs.js';
 import { loadSealer, type SecretSource } from './kernel/sealed.js';
 import { ownersSealedWithOtherKeys } from './areas/beneficial-owners/store.js';
 import { resealWebhookKeys, WebhookDeliverer } from './areas/webhooks/service.js';
-import { WebhookTargets } from './areas/webhooks/targets.js';
+import { resolveAgentToken } from './areas/agents/service.js';
+import { type Resolver, WebhookTargets } from './areas/webhooks/targets.js';
 
 /** How long a stop waits for requests in flight before it closes their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -43,6 +44,8 @@ export interface StartOptions {
   worker?: boolean;
   /** Webhook request timeout (default 30 s, the hosted docs' limit); tests lower it. */
   webhookTimeoutMs?: number;
+  /** How webhook host names are resolved (default node:dns lookup); tests give names their addresses. */
+  webhookResolver?: Resolver;
 }
 
 /** Open the store, migrate, make sure the default platform exists, build the app. */
@@ -59,9 +62,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   await backfillAccounts(store, clock);
   const jobs = new JobQueue(store, clock);
   const hooks = new Hooks();
-  const targets = new WebhookTargets(config.webhookAllowPrivate);
+  const targets = new WebhookTargets(config.webhookAllowPrivate, opts.webhookResolver);
   const webhooks = new WebhookDeliverer(store, clock, undefined, { targets, ...(opts.webhookTimeoutMs !== undefined ? { timeoutMs: opts.webhookTimeoutMs } : {}) });
-  const app = await buildApp({ store, clock, config, jobs, hooks, webhooks, sealer }, opts.logger !== undefined ? { logger: opts.logger } : {});
+  const app = await buildApp({ store, clock, config, jobs, hooks, webhooks, sealer, agentResolver: resolveAgentToken }, opts.logger !== undefined ? { logger: opts.logger } : {});
   jobs.useLogger(app.log);
   webhooks.useLogger(app.log);
   const unreadable = await ownersSealedWithOtherKeys(store.db, keyIds);

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 
 // Test schemas on PostgreSQL are dropped by the test that made them; a run that crashes
@@ -7,6 +8,9 @@ import pg from 'pg';
 const MAX_AGE_MS = 60 * 60_000;
 
 export default async function setup(): Promise<void> {
+  // The command (bin/payments-service.js) runs the bundle and builds it when stale: build it
+  // once here, so the CLI tests' stderr holds only what the commands print.
+  spawnSync(process.execPath, ['scripts/bundle.mjs'], { stdio: 'ignore' });
   const url = process.env.TEST_DATABASE_URL;
   if (!url) return;
   const client = new pg.Client({ connectionString: url });

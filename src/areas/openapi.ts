@@ -1,8 +1,12 @@
 import { type TSchema, Type } from 'typebox';
 import { OneOf } from '../kernel/validation.js';
+import * as agents from './agents/schemas.js';
 import * as owners from './beneficial-owners/schemas.js';
+import * as cards from './cards/schemas.js';
 import * as config from './config/schemas.js';
 import * as customers from './customers/schemas.js';
+import * as bulk from './customers-bulk/schemas.js';
+import * as invitations from './invitations/schemas.js';
 import * as discoveries from './discoveries/schemas.js';
 import * as documents from './documents/schemas.js';
 import * as rates from './exchange-rates/schemas.js';
@@ -83,13 +87,20 @@ const CUSTOMER_EVENTS = ['KYC_APPROVED', 'KYC_REJECTED', 'KYC_PENDING', 'KYB_APP
 const verificationStatuses = (verifications.VerificationStatus as unknown as { enum: string[] }).enum;
 
 export const WEBHOOK_EVENTS: Readonly<Record<string, readonly string[]>> = {
-  OutgoingPaymentWebhook: PAYMENT_EVENTS.map((e) => `OUTGOING_PAYMENT.${e}`),
+  OutgoingPaymentWebhook: [...PAYMENT_EVENTS.map((e) => `OUTGOING_PAYMENT.${e}`), 'OUTGOING_PAYMENT.PENDING_AUTHORIZATION'],
   IncomingPaymentWebhook: INCOMING_EVENTS.map((e) => `INCOMING_PAYMENT.${e}`),
   CustomerWebhook: CUSTOMER_EVENTS.map((e) => `CUSTOMER.${e}`),
   VerificationWebhook: verificationStatuses.map((s) => `VERIFICATION.${s}`),
   InternalAccountStatusWebhook: ['INTERNAL_ACCOUNT.BALANCE_UPDATED'],
   ExternalAccountStatusWebhook: ['EXTERNAL_ACCOUNT.STATUS_UPDATED'],
   TestWebhookRequest: ['TEST'],
+  CardStateChangeWebhook: ['CARD.STATE_CHANGE'],
+  CardFundingSourceChangeWebhook: ['CARD.FUNDING_SOURCE_CHANGE'],
+  CardTransactionWebhook: ['AUTHORIZED', 'PARTIALLY_SETTLED', 'SETTLED', 'REFUNDED', 'EXCEPTION'].map((s) => `CARD_TRANSACTION.${s}`),
+  BulkUploadWebhook: ['BULK_UPLOAD.COMPLETED', 'BULK_UPLOAD.FAILED'],
+  InvitationClaimedWebhook: ['INVITATION.CLAIMED'],
+  InvitationExpiredWebhook: ['INVITATION.EXPIRED'],
+  AgentActionWebhook: ['AGENT_ACTION.PENDING_APPROVAL', 'AGENT_ACTION.APPROVED', 'AGENT_ACTION.REJECTED', 'AGENT_ACTION.FAILED'],
 };
 
 const WebhookType = Type.Enum(Object.values(WEBHOOK_EVENTS).flat(), {
@@ -118,6 +129,13 @@ const WEBHOOK_PAYLOADS: Record<string, TSchema> = {
   InternalAccountStatusWebhook: payload('InternalAccountStatusWebhook', internal.InternalAccount, 'An internal account’s balance changed'),
   ExternalAccountStatusWebhook: payload('ExternalAccountStatusWebhook', external.ExternalAccount, 'An external account changed status (ownership verification)'),
   TestWebhookRequest: payload('TestWebhookRequest', Type.Object({}, { description: 'Empty' }), 'Sent by POST /sandbox/webhooks/test, to check the endpoint and its signature check'),
+  CardStateChangeWebhook: payload('CardStateChangeWebhook', cards.Card, 'A card changed state (activated, rejected by the issuer, frozen, unfrozen, closed); data is the card after the change'),
+  CardFundingSourceChangeWebhook: payload('CardFundingSourceChangeWebhook', cards.Card, 'A card’s funding sources were replaced (PATCH /cards/{id}); data is the card after the change'),
+  CardTransactionWebhook: payload('CardTransactionWebhook', cards.CardTransaction, 'A card transaction changed (authorized, partially settled, settled, refunded, exception); data is the full card transaction'),
+  BulkUploadWebhook: payload('BulkUploadWebhook', bulk.BulkCustomerImportJob, 'A bulk customer import processed its last row; data is the job as GET /customers/bulk/jobs/{jobId} shows it'),
+  InvitationClaimedWebhook: payload('InvitationClaimedWebhook', invitations.UmaInvitation, 'An invitation of the platform was claimed (by this or another platform); data is the invitation'),
+  InvitationExpiredWebhook: payload('InvitationExpiredWebhook', invitations.UmaInvitation, 'An invitation of the platform reached its expiresAt unclaimed; data is the invitation'),
+  AgentActionWebhook: payload('AgentActionWebhook', agents.AgentAction, 'An agent action waits for the platform’s approval (PENDING_APPROVAL), or was decided: APPROVED, REJECTED, FAILED'),
 };
 
 // ---- The registry ----------------------------------------------------------------------
@@ -191,6 +209,17 @@ export const NAMED_SCHEMAS: Readonly<Record<string, TSchema>> = {
   VerificationStatus: verifications.VerificationStatus,
   VerificationListResponse: verifications.VerificationListResponse,
   TestWebhookResponse: webhooks.TestWebhookResponse,
+  // Cards
+  Card: cards.Card,
+  CardListResponse: cards.CardListResponse,
+  CardTransaction: cards.CardTransaction,
+  CardTransactionListResponse: cards.CardTransactionListResponse,
+  // Agents
+  Agent: agents.Agent,
+  AgentListResponse: agents.AgentListResponse,
+  AgentAction: agents.AgentAction,
+  AgentActionListResponse: agents.AgentActionListResponse,
+  AgentPolicy: agents.AgentPolicy,
   // Webhooks
   WebhookType,
   BaseWebhook,
@@ -266,11 +295,62 @@ const WEBHOOK_OPERATIONS: Array<{ key: string; payload: keyof typeof WEBHOOK_PAY
     description: 'Sent when an external account changes status (ownership verification of a self-custody wallet).',
   },
   {
+    key: 'agent-action',
+    payload: 'AgentActionWebhook',
+    operationId: 'agentActionWebhook',
+    summary: 'Agent action',
+    description:
+      'AGENT_ACTION.PENDING_APPROVAL: an agent’s action waits for the platform (approve or reject it before its expiresAt); ' +
+      'AGENT_ACTION.APPROVED / REJECTED / FAILED: the decision, or the approval window ended (FAILED, APPROVAL_EXPIRED).',
+  },
+  {
     key: 'test-webhook',
     payload: 'TestWebhookRequest',
     operationId: 'testWebhook',
     summary: 'Test webhook',
     description: 'Sent at once by POST /sandbox/webhooks/test; it is not an event and is not retried.',
+  },
+  {
+    key: 'card-state-change',
+    payload: 'CardStateChangeWebhook',
+    operationId: 'cardStateChangeWebhook',
+    summary: 'Card state change',
+    description: 'Sent when a card is activated or rejected by the issuer, frozen, unfrozen or closed.',
+  },
+  {
+    key: 'card-funding-source-change',
+    payload: 'CardFundingSourceChangeWebhook',
+    operationId: 'cardFundingSourceChangeWebhook',
+    summary: 'Card funding source change',
+    description: 'Sent when PATCH /cards/{id} replaces a card’s funding sources.',
+  },
+  {
+    key: 'card-transaction',
+    payload: 'CardTransactionWebhook',
+    operationId: 'cardTransactionWebhook',
+    summary: 'Card transaction',
+    description: 'Sent on every change of a card transaction, typed by its status after the change (CARD_TRANSACTION.AUTHORIZED, .PARTIALLY_SETTLED, .SETTLED, .REFUNDED, .EXCEPTION).',
+  },
+  {
+    key: 'bulk-upload',
+    payload: 'BulkUploadWebhook',
+    operationId: 'bulkUploadWebhook',
+    summary: 'Bulk customer import finished',
+    description: 'Sent when a bulk customer import has processed its last row: BULK_UPLOAD.COMPLETED when it created at least one customer, BULK_UPLOAD.FAILED when it created none.',
+  },
+  {
+    key: 'invitation-claimed',
+    payload: 'InvitationClaimedWebhook',
+    operationId: 'invitationClaimedWebhook',
+    summary: 'Invitation claimed',
+    description: 'Sent to the inviter’s platform when one of its invitations is claimed; send the amountToSend, if any, then.',
+  },
+  {
+    key: 'invitation-expired',
+    payload: 'InvitationExpiredWebhook',
+    operationId: 'invitationExpiredWebhook',
+    summary: 'Invitation expired',
+    description: 'Sent to the inviter’s platform when one of its invitations reaches its expiresAt unclaimed (an extension: the reference names only INVITATION.CLAIMED).',
   },
 ];
 

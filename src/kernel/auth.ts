@@ -29,8 +29,12 @@ export interface AuthContext {
   customerId?: string;
 }
 
-/** Which schemes a route accepts. */
-export type AuthMode = 'basic' | 'basic-or-agent' | 'none';
+/**
+ * Which schemes a route accepts. An agent's Bearer token is accepted only where the route
+ * says 'agent' (the /agents/me operations), which accept nothing else: on every other route
+ * it is 401, so an agent token carries no platform rights.
+ */
+export type AuthMode = 'basic' | 'basic-or-agent' | 'agent' | 'none';
 
 /** Resolves an agent access token; the agents area installs one. */
 export type AgentResolver = (store: Store, accessToken: string) => Promise<AuthContext | undefined>;
@@ -53,8 +57,11 @@ export async function authenticate(store: Store, req: FastifyRequest, mode: Auth
   const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
   const value = space < 0 ? '' : header.slice(space + 1).trim();
 
+  if (mode === 'agent' && scheme !== 'bearer') {
+    throw unauthorized('This operation accepts only an agent access token (AgentAuth: Bearer)', 'Agent operations accept only the agent\'s Bearer access token');
+  }
   if (scheme === 'bearer') {
-    if (mode === 'basic') throw unauthorized('This operation accepts HTTP Basic credentials only', 'Bearer (agent) credentials are not accepted by this operation');
+    if (mode !== 'agent') throw unauthorized('This operation accepts HTTP Basic credentials only', 'Bearer (agent) credentials are not accepted by this operation');
     if (!value) throw unauthorized('Empty Bearer token');
     const ctx = agentResolver ? await agentResolver(store, value) : undefined;
     if (!ctx) throw unauthorized('Unknown or expired agent access token');
@@ -126,7 +133,7 @@ function parseBasic(value: string): { username: string; secret: string } {
  * same answer, or the error.
  */
 export function authenticateCached(store: Store, req: FastifyRequest, mode: AuthMode, throttle?: AuthThrottle): AuthContext | undefined {
-  if (mode === 'none') return undefined;
+  if (mode === 'none' || mode === 'agent') return undefined;
   // While failures are remembered, every request takes the full path, which checks the throttle.
   if (throttle && !throttle.idle) return undefined;
   const header = req.headers.authorization;

@@ -6,7 +6,10 @@ import { ERROR_CODES, type ErrorStatus } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Which security schemes the route accepts (default 'basic-or-agent' under the version path). */
+    /**
+     * Which security schemes the route accepts (default 'basic-or-agent' under the version
+     * path, which takes Basic only: an agent's Bearer token works only where it is 'agent').
+     */
     auth?: AuthMode;
     /** Permission the route needs (default: VIEW for GET, MANAGE otherwise). */
     permission?: Permission;

@@ -1,3 +1,4 @@
+import { translateCommitError } from './db/commit-errors.js';
 import { createHash } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -54,7 +55,7 @@ export function runClaimed<T>(ctx: IdempotencyContext, fn: () => T): T {
 }
 
 /** Test seams: throw at a point of an effect transaction to simulate a crash there. */
-export const idempotencyFaults: { beforeEffectCommit?: () => void; afterEffectCommit?: () => void } = {};
+export const idempotencyFaults: { beforeEffectCommit?: () => void; afterEffectCommit?: () => void; afterEffectStep?: () => void } = {};
 
 /**
  * Open the transaction of a request's effect (money moving, a resource created). Inside an
@@ -63,13 +64,19 @@ export const idempotencyFaults: { beforeEffectCommit?: () => void; afterEffectCo
  * fenced on the claim (a claim taken over rolls the effect back: 409 CONFLICT). Outside one
  * it is a plain transaction.
  */
-export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>, answerOf: (value: T) => unknown = (value) => value): Promise<T> {
   const ctx = context.getStore();
+  let stored = false;
   const result = await db.transaction().execute(async (trx) => {
+    stored = false;
     const value = await fn(trx);
-    if (ctx && ctx.render && !ctx.answered) {
-      const answer = ctx.render(value);
-      const stored = await trx
+    // `answerOf` names the route's answer in the transaction's result; undefined: this
+    // transaction committed no answer (it ends in an error the route answers, a 4xx that
+    // onSend stores, or its effect is not the request's).
+    const answerValue = ctx && ctx.render && !ctx.answered ? answerOf(value) : undefined;
+    if (ctx && ctx.render && !ctx.answered && answerValue !== undefined) {
+      const answer = ctx.render(answerValue);
+      const written = await trx
         .updateTable('idempotency_keys')
         .set({ state: 'done', response_status: answer.status, response_body: answer.body, response_content_type: answer.contentType })
         .where('platform_id', '=', ctx.platformId)
@@ -77,16 +84,64 @@ export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction
         .where('claim_token', '=', ctx.token)
         .where('state', '=', 'in_progress')
         .executeTakeFirst();
-      if (Number(stored.numUpdatedRows) !== 1) {
+      if (Number(written.numUpdatedRows) !== 1) {
         throw apiError(409, 'CONFLICT', `The claim of Idempotency-Key "${ctx.key}" was taken over by a retry; nothing was done by this request`);
       }
+      stored = true;
     }
     idempotencyFaults.beforeEffectCommit?.();
     return value;
+  }).catch((err: unknown) => {
+    // A check deferred to commit (PostgreSQL) refused it: the area's answer, not a 500.
+    throw translateCommitError(err);
   });
-  if (ctx && ctx.render) ctx.answered = true;
+  if (ctx && stored) ctx.answered = true;
   idempotencyFaults.afterEffectCommit?.();
   return result;
+}
+
+/**
+ * Run `fn` outside any Idempotency-Key claim: work a request starts that is not its own
+ * effect (the sandbox clock advance running other requests' due jobs) must never store its
+ * result as the request's answer.
+ */
+export function outsideClaim<T>(fn: () => T): T {
+  return context.exit(fn);
+}
+
+/**
+ * The plan of an effect that commits in several steps (the sandbox clock advance moves the
+ * clock job by job), kept in the claim's row (`progress`, migration 0019): the first run
+ * computes and stores it (fenced on the claim token); a retry that took over the claim of a
+ * process that died midway reads the same plan back and finishes it, instead of planning
+ * again from where the first run stopped. Outside a claim it is just `compute()`.
+ */
+export async function claimPlan<T>(db: Kysely<DB>, compute: () => Promise<T>): Promise<T> {
+  const ctx = context.getStore();
+  if (!ctx) return compute();
+  const row = await db
+    .selectFrom('idempotency_keys')
+    .select('progress')
+    .where('platform_id', '=', ctx.platformId)
+    .where('key', '=', ctx.key)
+    .where('claim_token', '=', ctx.token)
+    .where('state', '=', 'in_progress')
+    .executeTakeFirst();
+  if (!row) throw apiError(409, 'CONFLICT', `The claim of Idempotency-Key "${ctx.key}" was taken over by a retry; nothing was done by this request`);
+  if (row.progress !== null) return JSON.parse(row.progress) as T;
+  const plan = await compute();
+  const written = await db
+    .updateTable('idempotency_keys')
+    .set({ progress: JSON.stringify(plan) })
+    .where('platform_id', '=', ctx.platformId)
+    .where('key', '=', ctx.key)
+    .where('claim_token', '=', ctx.token)
+    .where('state', '=', 'in_progress')
+    .executeTakeFirst();
+  if (Number(written.numUpdatedRows) !== 1) {
+    throw apiError(409, 'CONFLICT', `The claim of Idempotency-Key "${ctx.key}" was taken over by a retry; nothing was done by this request`);
+  }
+  return plan;
 }
 
 export type Claim =
@@ -138,6 +193,7 @@ export async function claimKey(db: Kysely<DB>, platformId: string, key: string, 
         created_ms: nowMs,
         claim_token: token,
         lease_ms: realNowMs,
+        progress: null,
       })
       .execute();
     return { kind: 'new', token };
@@ -178,7 +234,11 @@ export async function completeKey(db: Kysely<DB>, claim: HeldClaim, status: numb
     .execute();
 }
 
-/** Free the key of a request that failed (5xx) without a committed effect. */
+/**
+ * Free the key of a request that failed (5xx) without a committed effect. A claim with a
+ * plan (claimPlan) may have committed some of its steps: it stays in progress, and once its
+ * lease lapses a retry takes it over and finishes that plan.
+ */
 export async function releaseKey(db: Kysely<DB>, claim: HeldClaim): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
@@ -186,6 +246,7 @@ export async function releaseKey(db: Kysely<DB>, claim: HeldClaim): Promise<void
     .where('key', '=', claim.key)
     .where('claim_token', '=', claim.token)
     .where('state', '=', 'in_progress')
+    .where('progress', 'is', null)
     .execute();
 }
 

@@ -111,6 +111,9 @@ export interface ScheduleInput {
   at: string;
 }
 
+/** The longest sleep between polls that found nothing (the idle back-off; polling.ts). */
+export const IDLE_POLL_MAX_MS = 2_000;
+
 export class JobQueue {
   private readonly handlers = new Map<string, Registered>();
   private readonly worker: PollingLoop;
@@ -129,6 +132,9 @@ export class JobQueue {
     const batch = store.kind === 'postgres' ? 1 : BATCH_SIZE;
     this.worker = new PollingLoop(async () => (await this.runBatch(batch)) > 0, {
       pollMs: () => this.pollMs,
+      // Idle: 200 ms, 400, 800, … up to 2 s between empty polls (issue 15). This process's own
+      // jobs kick or wake the loop, so only another process's (or a restart's) wait that long.
+      maxIdleMs: () => Math.max(this.pollMs, IDLE_POLL_MAX_MS),
       maxPerPass: 100,
       onError: (err) => this.log?.error({ err }, 'job loop error'),
     });

@@ -65,10 +65,14 @@ export async function paginate<Row, Item>(
   idColumn: string,
   opts: { limit?: number | undefined; cursor?: string | undefined; order?: SortOrder | undefined },
   toItem: (row: Row) => Item,
+  /** The totalCount when the caller has it without counting (a kept count, kernel/db/list-counts.ts); else count(*) of `base`. */
+  totalCount?: () => Promise<number>,
 ): Promise<Page<Item>> {
   const limit = opts.limit ?? DEFAULT_LIMIT;
   const order = opts.order ?? 'desc';
-  const countRow = (await base.select(sql<number>`count(*)`.as('n')).executeTakeFirst()) as { n: number | string } | undefined;
+  const countRow = totalCount
+    ? { n: await totalCount() }
+    : ((await base.select(sql<number>`count(*)`.as('n')).executeTakeFirst()) as { n: number | string } | undefined);
   let q = base.selectAll();
   if (opts.cursor !== undefined) q = q.where(idColumn, order === 'desc' ? '<' : '>', decodeCursor(opts.cursor));
   const rows = (await q.orderBy(idColumn, order).limit(limit + 1).execute()) as Row[];

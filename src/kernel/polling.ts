@@ -3,13 +3,21 @@
 // to wake at a time (wakeIn); stop() waits for the pass in progress, which stops between
 // items.
 
+import { outsideClaim } from './idempotency.js';
+
 /** Wake-ups are rounded up to this grain, so work due close together is found by one pass. */
 export const WAKE_GRAIN_MS = 20;
 const MAX_WAKES = 10_000;
 
 export interface PollingLoopOptions {
-  /** Sleep between passes that found nothing. */
+  /** Sleep after a pass that found nothing. */
   pollMs: () => number;
+  /**
+   * Idle back-off: each further pass in a row that finds nothing doubles the sleep, up to
+   * this (default: pollMs, no back-off). Work this process creates kicks or wakes the loop
+   * at once, so only work another process creates (or a retry's due time) waits up to it.
+   */
+  maxIdleMs?: () => number;
   /** Items per pass at most, so a long backlog yields to the timer now and then. */
   maxPerPass: number;
   onError: (err: unknown) => void;
@@ -24,6 +32,8 @@ export class PollingLoop {
   private kicked = false;
   /** Wake-ups asked for (epoch ms, ascending, on WAKE_GRAIN_MS boundaries). */
   private readonly wakes: number[] = [];
+  /** Passes in a row that found nothing (the idle back-off). */
+  private idlePasses = 0;
 
   /** `next` handles one item (or a batch) and answers whether there was one. */
   constructor(
@@ -41,6 +51,7 @@ export class PollingLoop {
   kick(): void {
     if (this.stopped) return;
     this.kicked = true;
+    this.idlePasses = 0;
     if (this.timer && !this.running) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -85,7 +96,12 @@ export class PollingLoop {
     let passed = 0;
     while (passed < this.wakes.length && this.wakes[passed]! <= now) passed += 1;
     if (passed > 0) this.wakes.splice(0, passed);
-    this.running = this.pass()
+    // A kick comes from inside a request: its passes run outside that request's
+    // Idempotency-Key claim, so no job or delivery is ever taken for its answer.
+    this.running = outsideClaim(() => this.pass())
+      .then((found) => {
+        this.idlePasses = found ? 0 : this.idlePasses + 1;
+      })
       .catch((err: unknown) => this.opts.onError(err))
       .finally(() => {
         this.running = undefined;
@@ -97,9 +113,17 @@ export class PollingLoop {
   private sleep(): void {
     const now = Date.now();
     const next = this.wakes.length > 0 ? this.wakes[0]! - now : Infinity;
-    const ms = this.kicked ? 0 : Math.max(0, Math.min(this.opts.pollMs(), next));
+    const ms = this.kicked ? 0 : Math.max(0, Math.min(this.idleMs(), next));
     this.timerAt = now + ms;
     this.arm(ms);
+  }
+
+  /** The sleep after this many empty passes: pollMs, doubling per further empty pass, up to maxIdleMs. */
+  private idleMs(): number {
+    const poll = this.opts.pollMs();
+    const max = Math.max(poll, this.opts.maxIdleMs?.() ?? poll);
+    if (this.idlePasses <= 1) return poll;
+    return Math.min(max, poll * 2 ** Math.min(this.idlePasses - 1, 20));
   }
 
   private arm(ms: number): void {
@@ -112,9 +136,13 @@ export class PollingLoop {
     }, ms);
   }
 
-  private async pass(): Promise<void> {
+  /** Whether it found any work. */
+  private async pass(): Promise<boolean> {
+    let found = false;
     for (let n = 0; n < this.opts.maxPerPass && !this.stopped; n += 1) {
-      if (!(await this.next())) return;
+      if (!(await this.next())) return found;
+      found = true;
     }
+    return found;
   }
 }

@@ -47,6 +47,8 @@ export function proxyUmaSubdomainOf(umaDomain: string): string {
 export interface PlatformOptions {
   /** The dashboard option "Skip verification paperwork": the suffix decides with no documents. */
   skipVerificationPaperwork: boolean;
+  /** The dashboard's invitations setup (issue 20): false answers POST /invitations and claims 400 INVITATIONS_NOT_CONFIGURED. */
+  invitationsConfigured: boolean;
 }
 
-export const DEFAULT_PLATFORM_OPTIONS: PlatformOptions = { skipVerificationPaperwork: false };
+export const DEFAULT_PLATFORM_OPTIONS: PlatformOptions = { skipVerificationPaperwork: false, invitationsConfigured: true };

@@ -2,6 +2,8 @@
 // One table per subject, straight from the specification's "Customer and verification
 // (sandbox)" table. `suffixOf` is the only reader of the magic characters.
 
+import { EU_PROVIDER_REGIONS } from './customer-authentication.js';
+
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
 export type KybStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
 export type VerificationStatus = 'RESOLVE_ERRORS' | 'PENDING_MANUAL_REVIEW' | 'APPROVED' | 'REJECTED';
@@ -80,11 +82,9 @@ export const LEGAL_PRESENCE_DOCUMENT_TYPES = [
 /**
  * Regions whose payment provider mandates contact verification (EU and EEA): their
  * customers carry `contactVerification`, and each present channel must be VERIFIED
- * before KYC can be submitted.
+ * before KYC can be submitted. The same rule decides SCA: see customer-authentication.ts.
  */
-export const CONTACT_VERIFICATION_REGIONS: ReadonlySet<string> = new Set(
-  'AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE IS LI NO'.split(' '),
-);
+export const CONTACT_VERIFICATION_REGIONS: ReadonlySet<string> = EU_PROVIDER_REGIONS;
 
 /** The sandbox one-time code for email and phone verification. */
 export const CONTACT_VERIFICATION_CODE = '123456';

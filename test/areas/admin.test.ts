@@ -100,6 +100,7 @@ describe(`operator API (${STORE})`, () => {
       regulated: true,
       isDefault: false,
       skipVerificationPaperwork: false,
+      invitationsConfigured: true,
       sandboxClockOffsetMs: 0,
       webhookPublicKey: expect.stringMatching(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----\n$/),
       createdAt: at,

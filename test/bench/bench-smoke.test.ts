@@ -25,7 +25,7 @@ interface Result {
 
 function run(args: string[]): Promise<{ code: number; output: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'run.ts'), ...args], { cwd: ROOT, timeout: 55_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'run.ts'), ...args], { cwd: ROOT, timeout: 110_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, output: `${stdout}\n${stderr}` });
     });
@@ -43,7 +43,7 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
       const result = JSON.parse(readFileSync(join(out, files[0]!), 'utf8')) as Result;
       expect(result.failures).toEqual([]);
       expect(result.ok).toBe(true);
-      expect(result.scenarios.map((s) => s.name)).toEqual(['bare', 'lookup', 'customer', 'payment']);
+      expect(result.scenarios.map((s) => s.name)).toEqual(['bare', 'lookup', 'customer', 'list', 'create', 'payment']);
       for (const s of result.scenarios) {
         expect(s.errors.total, s.name).toBe(0);
         expect(s.requests, s.name).toBeGreaterThan(0);
@@ -54,5 +54,5 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -2,14 +2,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, STORE, V } from '../helpers.js';
 
 // Issue 14: what the HTTP layer refuses before an operation runs, seen from a raw socket on
 // a real server process: headers too large (431) and a request that does not arrive in time
 // (408), each in the error envelope with Connection: close and a gentle close (the answer is
-// read, not reset). The HTTP layer does not touch the store, so this runs on the sqlite
-// project only (on sqlite::memory:). Ports come from this file's range, 18250-18299.
+// read, not reset). On both stores: sqlite::memory: in the sqlite project, a fresh PostgreSQL
+// database (dropped afterwards) in the postgres one. Ports come from this file's range,
+// 18250-18299: 18250+ on SQLite, 18275+ on PostgreSQL, so the two projects never share one.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = join(ROOT, 'bin', 'payments-service.js');
@@ -30,8 +33,19 @@ async function portFree(port: number): Promise<boolean> {
 }
 
 async function pickPort(): Promise<number> {
-  for (let p = 18250 + Math.floor(Math.random() * 20); p < 18300; p++) if (await portFree(p)) return p;
-  throw new Error('no free port in 18250-18299');
+  const base = STORE === 'postgres' ? 18275 : 18250;
+  for (let p = base + Math.floor(Math.random() * 15); p < base + 25; p++) if (await portFree(p)) return p;
+  throw new Error(`no free port in ${base}-${base + 24}`);
+}
+
+async function pgAdmin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
 }
 
 interface Raw {
@@ -61,14 +75,23 @@ function lastResponse(text: string): { status: number; headers: string; body: Re
   return { status: Number(r.slice(9, 12)), headers: r.slice(0, split).toLowerCase(), body: JSON.parse(r.slice(split + 4)) as Record<string, unknown> };
 }
 
-describe.runIf(STORE === 'sqlite')('HTTP-layer limits of a server process', () => {
+describe(`HTTP-layer limits of a server process (${STORE})`, () => {
   let child: ChildProcess;
   let port: number;
   let stdout = '';
   let stderr = '';
+  let database: string | undefined;
 
   beforeAll(async () => {
     port = await pickPort();
+    let databaseUrl = 'sqlite::memory:';
+    if (STORE === 'postgres') {
+      database = `limits_${randomBytes(6).toString('hex')}`;
+      await pgAdmin(`CREATE DATABASE "${database}"`);
+      const u = new URL(process.env.TEST_DATABASE_URL!);
+      u.pathname = `/${database}`;
+      databaseUrl = u.toString();
+    }
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const k of ['PAYMENTS_ADMIN_KEY', 'DATABASE_URL', 'PORT', 'HOST']) delete env[k];
     child = spawn(process.execPath, [BIN, 'serve'], {
@@ -77,7 +100,7 @@ describe.runIf(STORE === 'sqlite')('HTTP-layer limits of a server process', () =
         ...env,
         HOST: '127.0.0.1',
         PORT: String(port),
-        DATABASE_URL: 'sqlite::memory:',
+        DATABASE_URL: databaseUrl,
         PAYMENTS_API_TOKEN_ID: TOKEN,
         PAYMENTS_API_CLIENT_SECRET: SECRET,
         PAYMENTS_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -104,6 +127,7 @@ describe.runIf(STORE === 'sqlite')('HTTP-layer limits of a server process', () =
       child.kill('SIGTERM');
       await new Promise((ok) => child.once('exit', ok));
     }
+    if (database) await pgAdmin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
   });
 
   it('oversized headers: 431 in the envelope with Connection: close, after a keep-alive answer, and no reset', async () => {
@@ -167,6 +191,24 @@ describe.runIf(STORE === 'sqlite')('HTTP-layer limits of a server process', () =
     expect(r.status).toBe(408);
     expect(r.body).toMatchObject({ status: 408, code: 'REQUEST_TIMEOUT' });
   }, 10_000);
+
+  it('NUL (U+0000) in a JSON string, a path id, a query value or a Basic credential: 400 / 401 envelopes from the real process, nothing logged as an error', async () => {
+    const url = (path: string) => `http://127.0.0.1:${port}${V}${path}`;
+    const auth = { authorization: basic(TOKEN, SECRET) };
+    const body = await fetch(url('/customers'), { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ customerType: 'INDIVIDUAL', fullName: 'Nul\u0000Byte' }) });
+    expect(body.status).toBe(400);
+    expect(await body.json()).toMatchObject({ status: 400, code: 'INVALID_INPUT', details: { errors: [{ field: 'fullName' }] } });
+    const path = await fetch(url('/customers/Customer:019a%00'), { headers: auth });
+    expect(path.status).toBe(400);
+    expect(await path.json()).toMatchObject({ status: 400, code: 'INVALID_INPUT' });
+    const query = await fetch(url('/customers?platformCustomerId=a%00b'), { headers: auth });
+    expect(query.status).toBe(400);
+    expect(await query.json()).toMatchObject({ status: 400, code: 'INVALID_INPUT' });
+    // Before authentication: the user name itself holds the NUL.
+    const user = await fetch(url('/customers'), { headers: { authorization: `Basic ${Buffer.from(`lim\u0000its:${SECRET}`).toString('base64')}` } });
+    expect(user.status).toBe(401);
+    expect(await user.json()).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+  });
 
   it('logged no error stack for any of them', () => {
     expect(stdout).not.toMatch(/"level":50/);

@@ -167,7 +167,13 @@ describe('the OpenAPI document', () => {
       for (const e of payload.properties.type.enum) types.add(e);
     }
     expect(Object.keys(doc.webhooks).sort()).toEqual(
-      ['customer-update', 'external-account-status', 'incoming-payment', 'internal-account-status', 'outgoing-payment', 'test-webhook', 'verification-update'],
+      ['customer-update', 'external-account-status', 'incoming-payment', 'internal-account-status', 'outgoing-payment', 'test-webhook', 'verification-update',
+        // issue 19 (cards)
+        'card-funding-source-change', 'card-state-change', 'card-transaction',
+        // issue 20 (bulk import, invitations)
+        'bulk-upload', 'invitation-claimed', 'invitation-expired',
+        // issue 17 (agents)
+        'agent-action'].sort(),
     );
     const data = (name: string) => (doc.components.schemas[name] as { properties: { data: Json } }).properties.data;
     expect(data('OutgoingPaymentWebhook')).toEqual(ref('OutgoingTransaction'));
@@ -176,6 +182,9 @@ describe('the OpenAPI document', () => {
     expect(data('InternalAccountStatusWebhook')).toEqual(ref('InternalAccount'));
     expect(data('ExternalAccountStatusWebhook')).toEqual(ref('ExternalAccount'));
     expect(data('VerificationWebhook')).toEqual(ref('Verification'));
+    expect(data('CardStateChangeWebhook')).toEqual(ref('Card'));
+    expect(data('CardTransactionWebhook')).toEqual(ref('CardTransaction'));
+    expect(data('AgentActionWebhook')).toEqual(ref('AgentAction'));
     for (const e of ['OUTGOING_PAYMENT.COMPLETED', 'OUTGOING_PAYMENT.REFUND_COMPLETED', 'INCOMING_PAYMENT.PENDING', 'CUSTOMER.KYC_APPROVED', 'CUSTOMER.KYB_REJECTED',
       'VERIFICATION.APPROVED', 'INTERNAL_ACCOUNT.BALANCE_UPDATED', 'EXTERNAL_ACCOUNT.STATUS_UPDATED', 'TEST']) {
       expect([...types], e).toContain(e);
@@ -201,7 +210,7 @@ describe('the OpenAPI document', () => {
     for (const f of files) {
       const src = readFileSync(f, 'utf8');
       if (!src.includes('emitEvent(')) continue;
-      for (const m of src.matchAll(/'((?:OUTGOING_PAYMENT|INCOMING_PAYMENT|CUSTOMER|VERIFICATION|INTERNAL_ACCOUNT|EXTERNAL_ACCOUNT)\.[A-Z_]+)'/g)) found.add(m[1]!);
+      for (const m of src.matchAll(/'((?:OUTGOING_PAYMENT|INCOMING_PAYMENT|CUSTOMER|VERIFICATION|INTERNAL_ACCOUNT|EXTERNAL_ACCOUNT|AGENT_ACTION)\.[A-Z_]+)'/g)) found.add(m[1]!);
     }
     for (const f of files) {
       for (const m of readFileSync(f, 'utf8').matchAll(/= '((?:INTERNAL_ACCOUNT|EXTERNAL_ACCOUNT)\.[A-Z_]+)'/g)) found.add(m[1]!);

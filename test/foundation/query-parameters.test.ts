@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { newCustomer } from '../money-helpers.js';
 
 // The query-string rules of every operation (issue 13), kernel/validation.ts:
 // - a parameter the operation does not declare is 400 INVALID_INPUT naming it, never ignored;
@@ -57,9 +58,17 @@ describe(`query parameters (${STORE})`, () => {
       const gets = Object.entries(doc.paths).filter(([, ops]) => ops.get).map(([path]) => path);
       expect(gets.length).toBeGreaterThan(25);
       // An operation that declares no query parameter refuses one as well (openapi.json is hidden from the document).
+      // Agent operations (AgentAuth) are asked with an installed agent's Bearer token.
+      const c = await newCustomer(t, ['USD']);
+      const created = await t.call('POST', '/agents', { name: 'Query agent', customerId: c.id, policy: { permissions: ['VIEW_TRANSACTIONS'], defaultExecutionMode: 'AUTO', spendingLimits: { currency: 'USD', perTransactionLimit: 100_000 } } });
+      expect(created.statusCode, created.body).toBe(201);
+      const code = (created.json() as { deviceCode: { code: string } }).deviceCode.code;
+      const redeemed = await t.call('POST', `/agents/device-codes/${code}/redeem`, undefined, { authorization: '' });
+      expect(redeemed.statusCode, redeemed.body).toBe(200);
+      const agent = { authorization: `Bearer ${(redeemed.json() as { accessToken: string }).accessToken}` };
       for (const path of [...gets, '/openapi.json']) {
         const url = path.replace(/\{[^}]+\}/g, 'Thing:01890000-0000-7000-8000-000000000000');
-        const res = await t.call('GET', `${url}?zzUnknown=1`, undefined, path === '/openapi.json' ? { authorization: '' } : {});
+        const res = await t.call('GET', `${url}?zzUnknown=1`, undefined, path === '/openapi.json' ? { authorization: '' } : path.startsWith('/agents/me') ? agent : {});
         expect(res.statusCode, `${path}: ${res.body}`).toBe(400);
         expect((res.json() as { details: { errors: FieldError[] } }).details.errors, path).toContainEqual(unknown('zzUnknown'));
       }

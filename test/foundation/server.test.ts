@@ -40,6 +40,8 @@ interface Proc {
   child: ChildProcess;
   port: number;
   base: string;
+  /** What the server wrote on stderr: its start banner (stdout carries only JSON logs). */
+  banner(): string;
   stdout(): string;
   stderr(): string;
   /** Resolves with the exit code (or the signal name) once the process has ended. */
@@ -67,6 +69,7 @@ async function spawnServer(env: Record<string, string>): Promise<Proc> {
     child,
     port,
     base: `http://127.0.0.1:${port}`,
+    banner: () => err,
     stdout: () => out,
     stderr: () => err,
     done: false,
@@ -81,14 +84,14 @@ async function spawnServer(env: Record<string, string>): Promise<Proc> {
   return proc;
 }
 
-/** Wait for GET /healthz 200 and the banner's API line on stdout. */
+/** Wait for GET /healthz 200 and the banner's API line on stderr. */
 async function waitReady(p: Proc): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (p.done) throw new Error(`server exited before it was ready\nstdout:\n${p.stdout()}\nstderr:\n${p.stderr()}`);
     try {
       const res = await fetch(`${p.base}/healthz`);
-      if (res.status === 200 && p.stdout().includes(`${p.base}${V}`)) return;
+      if (res.status === 200 && p.banner().includes(`${p.base}${V}`)) return;
     } catch {
       /* not listening yet */
     }
@@ -109,8 +112,8 @@ async function stop(p: Proc): Promise<number | string> {
 }
 
 function generatedPair(p: Proc): { id: string; secret: string } | undefined {
-  const id = /PAYMENTS_API_TOKEN_ID=(\S+)/.exec(p.stdout())?.[1];
-  const secret = /PAYMENTS_API_CLIENT_SECRET=(\S+)/.exec(p.stdout())?.[1];
+  const id = /PAYMENTS_API_TOKEN_ID=(\S+)/.exec(p.banner())?.[1];
+  const secret = /PAYMENTS_API_CLIENT_SECRET=(\S+)/.exec(p.banner())?.[1];
   return id && secret ? { id, secret } : undefined;
 }
 
@@ -198,7 +201,7 @@ describe(`server process (${STORE})`, () => {
   }, START_TIMEOUT_MS + 5_000);
 
   it('prints the base URL, the store and the generated credentials on first start', () => {
-    const out = first.stdout();
+    const out = first.banner();
     expect(out).toContain(`http://127.0.0.1:${first.port}/2025-10-13`);
     if (STORE === 'postgres') {
       expect(out).toMatch(/Store:\s+PostgreSQL postgres(ql)?:\/\/.*srv_/);
@@ -312,10 +315,10 @@ describe(`server process (${STORE})`, () => {
   it('a second start on the same store prints no credentials and keeps the first pair working', async () => {
     const second = await startServer({ DATABASE_URL: databaseUrl });
     try {
-      expect(second.stdout()).toContain(`http://127.0.0.1:${second.port}/2025-10-13`);
-      expect(second.stdout()).not.toContain('PAYMENTS_API_TOKEN_ID=');
-      expect(second.stdout()).not.toContain('PAYMENTS_API_CLIENT_SECRET=');
-      expect(second.stdout()).toMatch(/Platform: Platform:\S+/);
+      expect(second.banner()).toContain(`http://127.0.0.1:${second.port}/2025-10-13`);
+      expect(second.banner()).not.toContain('PAYMENTS_API_TOKEN_ID=');
+      expect(second.banner()).not.toContain('PAYMENTS_API_CLIENT_SECRET=');
+      expect(second.banner()).toMatch(/Platform: Platform:\S+/);
       const res = await getConfig(second, pair.id, pair.secret);
       expect(res.status).toBe(200);
       // The token created by the request that was in flight at shutdown was committed.
@@ -335,7 +338,7 @@ describe(`server process (${STORE})`, () => {
     expect(typeof code).toBe('number');
     expect(p.stderr()).toContain('PAYMENTS_API_CLIENT_SECRET');
     expect(p.stderr()).toMatch(/Set both PAYMENTS_API_TOKEN_ID and PAYMENTS_API_CLIENT_SECRET/);
-    expect(p.stdout()).not.toContain('2025-10-13');
+    expect(p.banner()).not.toContain('2025-10-13');
   }, START_TIMEOUT_MS);
 });
 
@@ -344,9 +347,9 @@ if (STORE === 'sqlite') {
     it('starts, accepts the configured pair, and stops with exit 0', async () => {
       const p = await startServer({ DATABASE_URL: 'sqlite::memory:', PAYMENTS_API_TOKEN_ID: 'mem-token', PAYMENTS_API_CLIENT_SECRET: 'mem-secret' });
       try {
-        expect(p.stdout()).toContain('Store:  SQLite (in memory)');
-        expect(p.stdout()).not.toContain('PAYMENTS_API_CLIENT_SECRET=');
-        expect(p.stdout()).toContain('Server secret: generated for this in-memory store (set PAYMENTS_SECRET_KEY to keep it)');
+        expect(p.banner()).toContain('Store:  SQLite (in memory)');
+        expect(p.banner()).not.toContain('PAYMENTS_API_CLIENT_SECRET=');
+        expect(p.banner()).toContain('Server secret: generated for this in-memory store (set PAYMENTS_SECRET_KEY to keep it)');
         expect((await getConfig(p, 'mem-token', 'mem-secret')).status).toBe(200);
         expect((await getConfig(p, 'mem-token', 'other-secret')).status).toBe(401);
       } finally {
@@ -358,7 +361,7 @@ if (STORE === 'sqlite') {
     it('takes PAYMENTS_DATA_KEY, and refuses to start with one that is not 32 bytes', async () => {
       const p = await startServer({ DATABASE_URL: 'sqlite::memory:', PAYMENTS_DATA_KEY: 'ab'.repeat(32) });
       try {
-        expect(p.stdout()).toContain('Server secret: PAYMENTS_DATA_KEY (deprecated: set PAYMENTS_SECRET_KEY)');
+        expect(p.banner()).toContain('Server secret: PAYMENTS_DATA_KEY (deprecated: set PAYMENTS_SECRET_KEY)');
       } finally {
         expect(await stop(p)).toBe(0);
       }
@@ -368,7 +371,7 @@ if (STORE === 'sqlite') {
       expect(typeof code).toBe('number');
       expect(bad.stderr()).toMatch(/PAYMENTS_DATA_KEY must be 32 bytes .*decodes to 16 bytes/);
       expect(bad.stderr()).not.toContain('ab'.repeat(16));
-      expect(bad.stdout()).not.toContain('2025-10-13');
+      expect(bad.banner()).not.toContain('2025-10-13');
     }, START_TIMEOUT_MS + 10_000);
   });
 }

@@ -12,6 +12,7 @@ import type { PlatformRow } from '../platforms/store.js';
 import type { BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, PersonalInfoUpdate } from './schemas.js';
 import { findOwner, insertOwner, type OwnerRow, ownerQuery, ownerRowsOfCustomer, updateOwner } from './store.js';
 import { type BeneficialOwnerView, identifierContext, ownerView } from './view.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
@@ -79,7 +80,7 @@ export async function createOwner(deps: OwnerDeps, platform: PlatformRow, at: st
   errors.throwIfAny();
   if (customer.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${body.customerId} was deleted`);
 
-  return store.db.transaction().execute(async (trx) => {
+  return effectTransaction(store.db, async (trx) => {
     // Read the business's status under its row lock, so an owner added while the
     // business resolves is resolved by one of the two.
     const business = (await findCustomerForUpdate(trx, platform.id, customer.id, store.kind === 'postgres'))!;

@@ -37,7 +37,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const err = req.validationError as unknown;
         if (!(err instanceof ApiError)) throw err;
         const schemaErrors = (err.details?.errors ?? []) as FieldError[];
-        throw invalidInput([...readOnlyFieldErrors(req.body), ...endpointFieldErrors(req.body, app.deps.webhooks.targets), ...schemaErrors]);
+        throw invalidInput([...readOnlyFieldErrors(req.body), ...(await endpointFieldErrors(req.body, app.deps.webhooks.targets)), ...schemaErrors]);
       }
       return updatePlatformConfig(app.deps, authOf(req).platform, nowOf(req, clock).at, req.body);
     },

@@ -108,19 +108,20 @@ export function readOnlyFieldErrors(body: unknown): FieldError[] {
 
 /**
  * The error of a webhookEndpoint the server refuses to send to (areas/webhooks/targets.ts):
- * its own listening address, or a private-network address when they are not allowed.
+ * its own listening address, or a private-network address when they are not allowed. A host
+ * name is resolved and refused when any of its addresses is (delivery checks again).
  */
-export function endpointFieldErrors(body: unknown, targets: WebhookTargets | undefined): FieldError[] {
+export async function endpointFieldErrors(body: unknown, targets: WebhookTargets | undefined): Promise<FieldError[]> {
   if (!targets || typeof body !== 'object' || body === null) return [];
   const endpoint = (body as Record<string, unknown>).webhookEndpoint;
   if (typeof endpoint !== 'string') return [];
-  const why = targets.refusalOfUrl(endpoint);
+  const why = await targets.refusalOfUrlResolved(endpoint);
   return why ? [{ field: 'webhookEndpoint', message: why }] : [];
 }
 
-function checkUpdate(body: PlatformConfigUpdateRequest, targets: WebhookTargets | undefined): void {
+async function checkUpdate(body: PlatformConfigUpdateRequest, targets: WebhookTargets | undefined): Promise<void> {
   const errors = new FieldErrors();
-  for (const e of [...readOnlyFieldErrors(body), ...endpointFieldErrors(body, targets)]) errors.add(e.field, e.message);
+  for (const e of [...readOnlyFieldErrors(body), ...(await endpointFieldErrors(body, targets))]) errors.add(e.field, e.message);
   body.supportedCurrencies?.forEach((c, i) => {
     if (c.minAmount > c.maxAmount) errors.add(`supportedCurrencies.${i}.minAmount`, 'must not be greater than maxAmount');
   });
@@ -155,7 +156,7 @@ export async function updatePlatformConfig(
   body: PlatformConfigUpdateRequest,
 ): Promise<PlatformConfig> {
   const { store, hooks } = deps;
-  checkUpdate(body, deps.webhooks?.targets);
+  await checkUpdate(body, deps.webhooks?.targets);
   return store.db.transaction().execute(async (trx) => {
     // Locked: nested objects are merged with what is stored, so concurrent PATCHes must queue.
     const row = await findConfigForUpdate(trx, platform.id, store.kind === 'postgres');

@@ -2,10 +2,12 @@ import type { Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, invalidInput, notFound } from '../../kernel/errors.js';
+import { customerUnderMandatingProvider } from '../../sandbox/customer-authentication.js';
 import { CONTACT_VERIFICATION_CODE } from '../../sandbox/verification-rules.js';
 import type { Customer } from '../customers/schemas.js';
 import { customerView } from '../customers/service.js';
 import { type CustomerRow, findCustomerForUpdate, updateCustomer } from '../customers/store.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 // Email and phone verification by one-time code. Only customers created in a region whose
 // provider mandates it carry `contactVerification` ({email?, phone?}: PENDING | VERIFIED);
@@ -49,7 +51,7 @@ async function lockChannel(
   const row = await findCustomerForUpdate(trx, platformId, customerId, store.kind === 'postgres');
   if (!row) throw notFound('USER_NOT_FOUND', 'Customer', customerId);
   if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${customerId} was deleted`);
-  if (!row.contact_verification) {
+  if (!customerUnderMandatingProvider(row) || !row.contact_verification) {
     throw apiError(409, 'CONFLICT', `Customer ${customerId}'s payment provider does not require contact verification${row.region ? ` (region ${row.region})` : ''}`, {
       customerId,
       reason: 'CONTACT_VERIFICATION_NOT_REQUIRED',
@@ -69,12 +71,17 @@ async function lockChannel(
 /** Send (or resend) a code: in the sandbox nothing is delivered and the code is always CONTACT_VERIFICATION_CODE. */
 export async function sendContactCode(deps: ContactVerificationDeps, platformId: string, customerId: string, channel: Channel): Promise<void> {
   const { store } = deps;
-  await store.db.transaction().execute(async (trx) => {
-    const { row, cv, address } = await lockChannel(trx, store, platformId, customerId, channel);
-    cv[sentKey(channel)] = address;
-    // Sending a code changes nothing the customer resource shows: updatedAt stays.
-    await updateCustomer(trx, row.id, { contact_verification: JSON.stringify(cv) });
-  });
+  // The route answers 204: that answer is stored under the Idempotency-Key with the change.
+  await effectTransaction(
+    store.db,
+    async (trx) => {
+      const { row, cv, address } = await lockChannel(trx, store, platformId, customerId, channel);
+      cv[sentKey(channel)] = address;
+      // Sending a code changes nothing the customer resource shows: updatedAt stays.
+      await updateCustomer(trx, row.id, { contact_verification: JSON.stringify(cv) });
+    },
+    () => null,
+  );
 }
 
 /** Confirm a code: the channel becomes VERIFIED and the customer is returned. */
@@ -87,7 +94,7 @@ export async function confirmContactCode(
   code: string,
 ): Promise<Customer> {
   const { store } = deps;
-  return store.db.transaction().execute(async (trx) => {
+  return effectTransaction(store.db, async (trx) => {
     const { row, cv, address } = await lockChannel(trx, store, platformId, customerId, channel);
     const sentTo = cv[sentKey(channel)];
     if (sentTo !== address) {

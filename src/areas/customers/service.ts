@@ -3,18 +3,22 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import { isUniqueViolation } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
-import { apiError, type FieldConstraint, type FieldError, FieldErrors, invalidInput, notFound } from '../../kernel/errors.js';
+import { ApiError, apiError, type FieldConstraint, type FieldError, FieldErrors, invalidInput, notFound } from '../../kernel/errors.js';
 import { emitEvent } from '../../kernel/events.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 import type { Hooks } from '../../kernel/hooks.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
-import { CONTACT_VERIFICATION_REGIONS, END_USER_TERMS_VERSIONS, individualOutcome } from '../../sandbox/verification-rules.js';
+import { keptCount } from '../../kernel/db/list-counts.js';
+import { providerMandatesCustomerAuthentication } from '../../sandbox/customer-authentication.js';
+import { END_USER_TERMS_VERSIONS, individualOutcome } from '../../sandbox/verification-rules.js';
 import { getConfig } from '../config/service.js';
 import { platformOptions } from '../platforms/service.js';
 import type { PlatformRow } from '../platforms/store.js';
 import { ownersOfCustomer } from '../beneficial-owners/view.js';
 import type { Address, BusinessInfo, Customer, CustomerCreateRequest, CustomerUpdateRequest, EndUserTermsConsent, IndividualWrite } from './schemas.js';
-import { EDD_FIELD_NAMES } from './schemas.js';
+import { CustomerCreateRequest as CustomerCreateRequestSchema, EDD_FIELD_NAMES } from './schemas.js';
+import { checkSchema } from '../../kernel/validation.js';
 import { checkIdentification, identifierLast4 } from './identification.js';
 import {
   activePlatformCustomerIdTaken,
@@ -24,7 +28,10 @@ import {
   findCustomer,
   findCustomerForUpdate,
   insertCustomer,
+  insertCustomers,
   markCustomerDeleted,
+  takenPlatformCustomerIds,
+  takenUmaAddresses,
   umaAddressTaken,
   updateCustomer as updateCustomerRow,
 } from './store.js';
@@ -205,7 +212,95 @@ export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, 
   checkCustomerFields(body, undefined, errors, supported);
   errors.throwIfAny();
   checkConsent(body.endUserTermsConsent);
+  // A value the service generates (the UMA address, the platformCustomerId) never answers
+  // 409: one that is taken (by another customer, or by a create racing this one) is drawn
+  // again, with a longer random part after a few draws. Only a value the request names can
+  // conflict (docs/decisions.md, issue 15).
+  const settings = { supported, umaDomain: config.umaDomain };
+  const generatedUma = body.umaAddress === undefined;
+  const generatedPcid = body.platformCustomerId === undefined;
+  for (let attempt = 0; ; attempt++) {
+    const row = newCustomerRow(platform, settings, at, body, attempt);
+    const retry = attempt < MAX_GENERATION_ATTEMPTS - 1;
+    try {
+      // The answer is stored under the request's Idempotency-Key with the customer (kernel/idempotency.ts).
+      return await effectTransaction(store.db, async (trx) => {
+        if (await activePlatformCustomerIdTaken(trx, platform.id, row.platform_customer_id)) {
+          if (generatedPcid && retry) throw DRAW_AGAIN;
+          throw platformCustomerIdConflict(row.platform_customer_id);
+        }
+        if (await umaAddressTaken(trx, row.uma_address)) {
+          if (generatedUma && retry) throw DRAW_AGAIN;
+          throw umaAddressConflict(row.uma_address);
+        }
+        await insertNewCustomer(deps.hooks, trx, platform, row, at, { checked: true });
+        return customerView(trx, row);
+      });
+    } catch (err) {
+      if (err === DRAW_AGAIN) continue;
+      // Two creates racing for the same ids: the unique indexes decide.
+      if (isUniqueViolation(err)) {
+        if (await umaAddressTaken(store.db, row.uma_address)) {
+          if (generatedUma && retry) continue;
+          throw umaAddressConflict(row.uma_address);
+        }
+        if (generatedPcid && retry) continue;
+        throw platformCustomerIdConflict(row.platform_customer_id);
+      }
+      throw err;
+    }
+  }
+}
 
+/** Draws of a generated value before giving up (each later draw is 64 random bits: never reached in practice). */
+export const MAX_GENERATION_ATTEMPTS = 8;
+const DRAW_AGAIN = Symbol('draw again');
+
+/**
+ * The random parts of generated customer values: the UMA address's suffix (3 random bytes,
+ * as before, for a short readable address; 8 bytes from the fourth draw) and the
+ * platformCustomerId's (8 bytes; 12 from the fourth draw). An object so a test can force a collision.
+ */
+export const generatedParts = {
+  umaSuffix(attempt: number): string {
+    return randomBytes(attempt < 3 ? 3 : 8).toString('hex');
+  },
+  platformCustomerIdSuffix(attempt: number): string {
+    return randomBytes(attempt < 3 ? 8 : 12).toString('hex');
+  },
+};
+
+/** What a create needs of the platform's configuration: its currencies and UMA domain. */
+export interface CreateSettings {
+  supported: string[];
+  umaDomain: string;
+}
+
+export async function createSettings(db: Db, platform: PlatformRow): Promise<CreateSettings> {
+  const config = await getConfig(db, platform);
+  return { supported: config.supportedCurrencies.map((c) => c.currencyCode), umaDomain: config.umaDomain };
+}
+
+/**
+ * Every problem of a create body, as `POST /customers` reports them: the schema's, then the
+ * service's own (identifiers, currencies, the end-user terms version). Empty when the body
+ * is valid. For callers that create customers from other input (the bulk CSV import).
+ */
+export function customerCreateErrors(body: unknown, settings: CreateSettings): FieldError[] {
+  const errors = fieldErrorsWith(checkSchema(CustomerCreateRequestSchema, body));
+  checkCustomerFields(body, undefined, errors, settings.supported);
+  if (errors.list.length === 0) {
+    try {
+      checkConsent((body as CustomerCreateRequest).endUserTermsConsent);
+    } catch {
+      errors.add('endUserTermsConsent.termsVersion', `is not a supported version; the current version is ${END_USER_TERMS_VERSIONS[0]}`, { enum: [...END_USER_TERMS_VERSIONS] });
+    }
+  }
+  return errors.list;
+}
+
+/** The row a valid create body becomes (status, generated ids, currencies). */
+export function newCustomerRow(platform: PlatformRow, settings: CreateSettings, at: string, body: CustomerCreateRequest, attempt = 0): CustomerRow {
   const individual = body.customerType === 'INDIVIDUAL';
   const options = platformOptions(platform);
   const fields: IndividualFields | BusinessFields = individual
@@ -216,23 +311,23 @@ export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, 
   const status = individual && (platform.regulated === 1 || options.skipVerificationPaperwork) ? individualOutcome(body.fullName).kycStatus : 'UNVERIFIED';
   const region = body.region ?? null;
   const contact =
-    region && CONTACT_VERIFICATION_REGIONS.has(region)
+    providerMandatesCustomerAuthentication(region)
       ? JSON.stringify({ ...(body.email ? { email: 'PENDING' } : {}), ...(body.phoneNumber ? { phone: 'PENDING' } : {}) })
       : null;
   const id = newId('Customer');
   const name = individual ? body.fullName : body.businessInfo.legalName;
-  const umaAddress = body.umaAddress ?? `$${slug(name ?? 'customer')}.${randomBytes(3).toString('hex')}@${config.umaDomain}`;
-  const row: CustomerRow = {
+  const umaAddress = body.umaAddress ?? `$${slug(name ?? 'customer')}.${generatedParts.umaSuffix(attempt)}@${settings.umaDomain}`;
+  return {
     id,
     platform_id: platform.id,
     customer_type: body.customerType,
-    platform_customer_id: body.platformCustomerId ?? `cust_${randomBytes(8).toString('hex')}`,
+    platform_customer_id: body.platformCustomerId ?? `cust_${generatedParts.platformCustomerIdSuffix(attempt)}`,
     uma_address: umaAddress,
     region,
     email: body.email ?? null,
     phone_number: body.phoneNumber ?? null,
     // No list in the request: every currency configured on the platform (an explicit list wins).
-    currencies: JSON.stringify(body.currencies ?? supported),
+    currencies: JSON.stringify(body.currencies ?? settings.supported),
     status,
     fields: JSON.stringify(fields),
     end_user_terms_consent: body.endUserTermsConsent ? JSON.stringify(body.endUserTermsConsent) : null,
@@ -241,25 +336,51 @@ export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, 
     created_at: at,
     updated_at: at,
   };
-  try {
-    return await store.db.transaction().execute(async (trx) => {
-      if (await activePlatformCustomerIdTaken(trx, platform.id, row.platform_customer_id)) {
-        throw apiError(409, 'CONFLICT', `platformCustomerId ${row.platform_customer_id} is already used by another customer of this platform`, { field: 'platformCustomerId' });
-      }
-      if (await umaAddressTaken(trx, row.uma_address)) throw apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${row.uma_address} is already taken`, { field: 'umaAddress' });
-      await insertCustomer(trx, row);
-      await deps.hooks.emitCustomerCreated({ trx, platform, customerId: id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), at });
-      await emitCustomerStatus(trx, row, at);
-      return customerView(trx, row);
-    });
-  } catch (err) {
-    // Two creates racing for the same ids: the unique indexes decide.
-    if (isUniqueViolation(err)) {
-      if (await umaAddressTaken(store.db, row.uma_address)) throw apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${row.uma_address} is already taken`, { field: 'umaAddress' });
-      throw apiError(409, 'CONFLICT', `platformCustomerId ${row.platform_customer_id} is already used by another customer of this platform`, { field: 'platformCustomerId' });
-    }
-    throw err;
+}
+
+export function platformCustomerIdConflict(platformCustomerId: string): ApiError {
+  return apiError(409, 'CONFLICT', `platformCustomerId ${platformCustomerId} is already used by another customer of this platform`, { field: 'platformCustomerId' });
+}
+
+export function umaAddressConflict(umaAddress: string): ApiError {
+  return apiError(409, 'UMA_ADDRESS_EXISTS', `UMA address ${umaAddress} is already taken`, { field: 'umaAddress' });
+}
+
+/**
+ * Which of these identifiers are taken, in one query each (a batch of creates checks them
+ * at once, then inserts with `checked`): platformCustomerIds of the platform's live
+ * customers, UMA addresses of any customer.
+ */
+export async function takenIdentifiers(db: Db, platformId: string, platformCustomerIds: string[], umaAddresses: string[]): Promise<{ platformCustomerIds: Set<string>; umaAddresses: Set<string> }> {
+  return { platformCustomerIds: await takenPlatformCustomerIds(db, platformId, platformCustomerIds), umaAddresses: await takenUmaAddresses(db, umaAddresses) };
+}
+
+/**
+ * Insert a new customer inside the caller's transaction: 409 when its platformCustomerId or
+ * UMA address is taken, then the row, the other areas' hooks (its internal accounts) and its
+ * status event.
+ */
+/**
+ * Insert many new customers whose identifiers the caller checked (takenIdentifiers), in
+ * multi-row statements, then for each the other areas' hooks and its status event, as
+ * insertNewCustomer does.
+ */
+export async function insertNewCustomers(hooks: Hooks, trx: Transaction<DB>, platform: PlatformRow, rows: CustomerRow[], at: string): Promise<void> {
+  await insertCustomers(trx, rows);
+  for (const row of rows) {
+    await hooks.emitCustomerCreated({ trx, platform, customerId: row.id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), at });
+    await emitCustomerStatus(trx, row, at);
   }
+}
+
+export async function insertNewCustomer(hooks: Hooks, trx: Transaction<DB>, platform: PlatformRow, row: CustomerRow, at: string, opts: { checked?: boolean } = {}): Promise<void> {
+  if (!opts.checked) {
+    if (await activePlatformCustomerIdTaken(trx, platform.id, row.platform_customer_id)) throw platformCustomerIdConflict(row.platform_customer_id);
+    if (await umaAddressTaken(trx, row.uma_address)) throw umaAddressConflict(row.uma_address);
+  }
+  await insertCustomer(trx, row);
+  await hooks.emitCustomerCreated({ trx, platform, customerId: row.id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), at });
+  await emitCustomerStatus(trx, row, at);
 }
 
 export async function requireCustomer(db: Db, platformId: string, id: string): Promise<CustomerRow> {
@@ -273,7 +394,10 @@ export async function getCustomer(db: Kysely<DB>, platformId: string, id: string
 }
 
 export async function listCustomers(db: Kysely<DB>, platformId: string, filter: CustomerFilter, page: { limit?: number | undefined; cursor?: string | undefined }): Promise<Page<Customer>> {
-  const rows = await paginate<CustomerRow, CustomerRow>(customerQuery(db, platformId, filter), 'id', page, (r) => r);
+  // The unfiltered list (deleted customers in or out) reads its kept count: O(1), exact.
+  const unfiltered = Object.entries(filter).every(([k, v]) => k === 'isIncludingDeleted' || v === undefined);
+  const kept = unfiltered ? () => keptCount(db, platformId, { list: 'customers', scope: filter.isIncludingDeleted ? 'all' : 'live' }) : undefined;
+  const rows = await paginate<CustomerRow, CustomerRow>(customerQuery(db, platformId, filter), 'id', page, (r) => r, kept);
   return { ...rows, data: await Promise.all(rows.data.map((r) => customerView(db, r))) };
 }
 

@@ -11,6 +11,11 @@ export async function insertCustomer(db: Db, row: CustomerRow): Promise<void> {
   await db.insertInto('customers').values(row).execute();
 }
 
+/** Insert many customers, in statements of at most 200 rows. */
+export async function insertCustomers(db: Db, rows: CustomerRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) await db.insertInto('customers').values(rows.slice(i, i + 200)).execute();
+}
+
 /** A customer of the platform (deleted ones too); another platform's id finds nothing. */
 export async function findCustomer(db: Db, platformId: string, id: string): Promise<CustomerRow | undefined> {
   return customers.get(db, `${platformId}\u0000${id}`, async () => frozen(await customerById.first(db, { platformId, id })));
@@ -70,6 +75,20 @@ export async function findLiveCustomerByPlatformCustomerId(db: Db, platformId: s
     .where('platform_customer_id', '=', platformCustomerId)
     .where('is_deleted', '=', 0)
     .executeTakeFirst();
+}
+
+/** Of these platformCustomerIds, the ones a live customer of the platform has (one query). */
+export async function takenPlatformCustomerIds(db: Db, platformId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('customers').select('platform_customer_id').where('platform_id', '=', platformId).where('platform_customer_id', 'in', ids).where('is_deleted', '=', 0).execute();
+  return new Set(rows.map((r) => r.platform_customer_id));
+}
+
+/** Of these UMA addresses, the ones a customer (of any platform) has (one query). */
+export async function takenUmaAddresses(db: Db, addresses: string[]): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const rows = await db.selectFrom('customers').select('uma_address').where('uma_address', 'in', addresses).execute();
+  return new Set(rows.map((r) => r.uma_address));
 }
 
 export async function umaAddressTaken(db: Db, umaAddress: string, exceptId?: string): Promise<boolean> {

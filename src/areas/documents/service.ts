@@ -35,6 +35,7 @@ import {
   insertDocument,
   updateDocument,
 } from './store.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 // Documents of customers and beneficial owners. The file type is decided by the file's
 // first bytes only: JPEG, PNG and PDF are accepted, whatever the name or declared type.
@@ -203,13 +204,14 @@ export async function uploadDocument(deps: DocumentDeps, platformId: string, at:
     created_at: at,
     updated_at: at,
   };
-  await db.transaction().execute(async (trx) => {
+  const { content: _bytes, ...meta } = row;
+  // The document and the request's Idempotency-Key answer commit together (kernel/idempotency.ts).
+  return effectTransaction(db, async (trx) => {
     await checkQuota(deps, trx, platformId, file.size, 0);
     await insertDocument(trx, row);
     await writeChunks(trx, platformId, row.id, file.path);
+    return documentView(meta);
   });
-  const { content: _bytes, ...meta } = row;
-  return documentView(meta);
 }
 
 export async function requireDocument(db: Kysely<DB>, platformId: string, id: string): Promise<DocumentMeta> {

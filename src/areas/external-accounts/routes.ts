@@ -37,7 +37,7 @@ const tags = ['External Accounts'];
  * shared with the preValidation check: compiling it at every app start would cost every
  * process a second or more.
  */
-function lazyBody(body: TSchema): FastifySchemaCompiler<unknown> {
+export function lazyBody(body: TSchema): FastifySchemaCompiler<unknown> {
   return (route) => {
     if (route.httpPart !== 'body') return validatorCompiler(route);
     return (data: unknown) => {
@@ -52,7 +52,7 @@ function lazyBody(body: TSchema): FastifySchemaCompiler<unknown> {
  * keeps only declared fields (service.ts), so they are sent with JSON.stringify:
  * fast-json-stringify would compile a validator per accountInfo shape in every app.
  */
-const jsonSerializer: FastifySerializerCompiler<unknown> = () => (data) => JSON.stringify(data);
+export const jsonSerializer: FastifySerializerCompiler<unknown> = () => (data) => JSON.stringify(data);
 
 export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock } = app.deps;
@@ -134,7 +134,7 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
           operationId: op('deleteCustomerExternalAccountById', 'deletePlatformExternalAccountById'),
           summary: 'Delete an external account',
           params: ExternalAccountIdParams,
-          response: { 204: NoContent, ...errorResponses(403, 404) },
+          response: { 204: NoContent, ...errorResponses(403, 404, 409) },
         },
       },
       async (req, reply) => {

@@ -37,6 +37,7 @@ import {
   updateExternalAccount,
   updateExternalAccountIfChallenge,
 } from './store.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
@@ -249,7 +250,7 @@ export async function createExternalAccount(
       field: `accountInfo.${primaryIdentifierField(info) ?? 'accountType'}`,
     });
   try {
-    return await store.db.transaction().execute(async (trx) => {
+    return await effectTransaction(store.db, async (trx) => {
       if (await identifierKeyTaken(trx, platform.id, row.identifier_key)) throw conflict();
       if (row.default_uma_deposit_account === 1) {
         // One default per customer (the reference: a new one replaces it). Creations of the
@@ -267,7 +268,11 @@ export async function createExternalAccount(
   }
 }
 
+/** Checks other areas make before an external account is deleted (SCA: a trusted beneficiary is refused). */
+export const deleteGuards = new Set<(db: Db, platformId: string, id: string) => Promise<void>>();
+
 export async function deleteExternalAccount(db: Kysely<DB>, platformId: string, at: string, owner: 'customer' | 'platform', id: string): Promise<void> {
+  for (const guard of deleteGuards) await guard(db, platformId, id);
   if (!(await softDeleteExternalAccount(db, platformId, id, owner, at))) throw notFound('REFERENCE_NOT_FOUND', 'External account', id);
 }
 
@@ -319,7 +324,7 @@ export async function startOwnershipChallenge(
   origin: string,
 ): Promise<OwnershipChallenge> {
   const { store } = deps;
-  return store.db.transaction().execute(async (trx) => {
+  return effectTransaction(store.db, async (trx) => {
     const row = await requireExternalAccount(trx, platform.id, id, owner);
     const info = accountInfoOf(row);
     if (!needsOwnershipVerification(info, row.ownership_type)) {
@@ -388,15 +393,21 @@ export async function verifyOwnership(
     if (!check.ok) failure = check.reason;
   }
   const next: ExternalAccountRow = { ...row, ...clearedChallenge, status: failure ? 'UNVERIFIED' : 'ACTIVE', updated_at: now.at };
-  await store.db.transaction().execute(async (trx) => {
-    const applied = await updateExternalAccountIfChallenge(trx, platform.id, row.id, { status: row.status, nonce: row.challenge_nonce! }, {
-      ...clearedChallenge,
-      status: next.status,
-      updated_at: now.at,
-    });
-    if (!applied) throw apiError(409, 'CONFLICT', 'The challenge was completed or replaced meanwhile; start a new challenge', { reason: 'CHALLENGE_REPLACED' });
-    await emitStatus(trx, next, now.at);
-  });
+  // A pass is answered with the account, stored under the Idempotency-Key with the change; a
+  // failure commits UNVERIFIED and answers 400 (stored by onSend; a retry finds no challenge: 409).
+  await effectTransaction(
+    store.db,
+    async (trx) => {
+      const applied = await updateExternalAccountIfChallenge(trx, platform.id, row.id, { status: row.status, nonce: row.challenge_nonce! }, {
+        ...clearedChallenge,
+        status: next.status,
+        updated_at: now.at,
+      });
+      if (!applied) throw apiError(409, 'CONFLICT', 'The challenge was completed or replaced meanwhile; start a new challenge', { reason: 'CHALLENGE_REPLACED' });
+      await emitStatus(trx, next, now.at);
+    },
+    () => (failure ? undefined : externalAccountView(next)),
+  );
   if (failure) {
     throw apiError(400, 'INVALID_INPUT', `Ownership verification failed: ${failure}. The account is now UNVERIFIED; start a new challenge to retry`, {
       errors: [{ field: 'signature', message: failure }],

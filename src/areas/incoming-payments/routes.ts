@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
-import { ApprovePaymentRequest, IncomingTransaction, RejectPaymentRequest, TransactionParams } from '../transactions/schemas.js';
+import { ApprovePaymentRequest, IncomingTransaction, RejectPaymentRequest, TransactionOneOf, TransactionParams } from '../transactions/schemas.js';
 import { SandboxUmaReceiveRequest } from './schemas.js';
 import { approvePendingPayment, receiveUmaPayment, rejectPendingPayment, throwReceiveFieldErrors } from './service.js';
 
@@ -46,13 +46,14 @@ export const incomingPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => 
         description:
           'Approves a payment pending platform approval (typically after answering its INCOMING_PAYMENT.PENDING webhook with 202), within 5 seconds ' +
           'of sandbox time. `receiverCustomerInfo` must carry the mandatory `requestedReceiverCustomerInfoFields` (else 400). Not pending approval ' +
-          '(decided, timed out, never asked): 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.',
+          '(decided, timed out, never asked): 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL. Also approves an agent-initiated transaction pending approval ' +
+          '(docs/agents.md): it executes under the agent’s current policy, as POST /agents/{agentId}/actions/{actionId}/approve.',
         params: TransactionParams,
         body: ApprovePaymentRequest,
-        response: { 200: IncomingTransaction, ...errorResponses(404, 409) },
+        response: { 200: TransactionOneOf, ...errorResponses(404, 409) },
       },
     },
-    async (req) => approvePendingPayment(deps, authOf(req).platform.id, req.params.transactionId, req.body.receiverCustomerInfo, nowOf(req, clock)),
+    async (req) => approvePendingPayment(deps, authOf(req).platform.id, req.params.transactionId, req.body.receiverCustomerInfo, nowOf(req, clock), authOf(req).tokenId),
   );
 
   app.post(
@@ -66,12 +67,12 @@ export const incomingPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => 
         summary: 'Reject a pending incoming payment',
         description:
           'Rejects a payment pending platform approval: REJECTED (failureReason COMPLIANCE_REJECTED) and refunded to the sender. Not pending ' +
-          'approval: 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.',
+          'approval: 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL. An agent-initiated transaction pending approval ends without moving anything (its action REJECTED).',
         params: TransactionParams,
         body: RejectPaymentRequest,
-        response: { 200: IncomingTransaction, ...errorResponses(404, 409) },
+        response: { 200: TransactionOneOf, ...errorResponses(404, 409) },
       },
     },
-    async (req) => rejectPendingPayment(deps, authOf(req).platform.id, req.params.transactionId, req.body.reason, nowOf(req, clock)),
+    async (req) => rejectPendingPayment(deps, authOf(req).platform.id, req.params.transactionId, req.body.reason, nowOf(req, clock), authOf(req).tokenId),
   );
 };

@@ -26,7 +26,7 @@ import { accountInfoOf, requiresOwnershipVerification } from '../external-accoun
 import { findDefaultUmaDepositAccount } from '../external-accounts/store.js';
 import { findPlatform, type PlatformRow } from '../platforms/store.js';
 import { usdCents } from '../quotes/service.js';
-import type { IncomingFailureReason, IncomingTransaction, Refund } from '../transactions/schemas.js';
+import type { AnyTransaction, IncomingFailureReason, IncomingTransaction, Refund } from '../transactions/schemas.js';
 import { startOnwardPayout } from '../transactions/payments.js';
 import { requireTransaction } from '../transactions/service.js';
 import { findTransaction, insertTransaction, type TransactionRow, updateTransaction, updateTransactionStatus } from '../transactions/store.js';
@@ -100,6 +100,8 @@ export interface Decline {
   kind: DeclineKind;
   /** Free text kept in the ledger memo of the refund (the platform's `reason`). */
   reason?: string | undefined;
+  /** Who decided (the API token of POST /transactions/{id}/reject), for flows that keep an audit trail. */
+  actor?: string | undefined;
 }
 
 /** Approval with missing mandatory receiver data: POST /approve answers 400, the webhook path declines. */
@@ -115,7 +117,7 @@ export interface ApprovalFlow {
    * Throws MissingPayeeDataError (before writing anything) when mandatory receiver data is
    * missing, unless `byDefault` (approved because nobody could be asked: no webhook endpoint).
    */
-  approve(trx: Trx, deps: IncomingDeps, row: TransactionRow, info: Record<string, unknown> | undefined, now: Now, opts?: { byDefault?: boolean }): Promise<TransactionRow>;
+  approve(trx: Trx, deps: IncomingDeps, row: TransactionRow, info: Record<string, unknown> | undefined, now: Now, opts?: { byDefault?: boolean; actor?: string }): Promise<TransactionRow>;
   decline(trx: Trx, deps: IncomingDeps, row: TransactionRow, decline: Decline, now: Now): Promise<TransactionRow>;
   /** A 422 asking for counterparty fields: supply them and ask again (or decline). Absent: a 422 is a webhook error. */
   moreInformation?(trx: Trx, deps: IncomingDeps, row: TransactionRow, requiredFields: string[], now: Now): Promise<TransactionRow>;
@@ -509,11 +511,12 @@ export async function runIncomingStep(deps: IncomingDeps, ctx: JobContext): Prom
 
 // ---- POST /transactions/{id}/approve and /reject ----------------------------------------------
 
-type Decision = { kind: 'approve'; info: Record<string, unknown> | undefined } | { kind: 'reject'; reason: string | undefined };
+type Decision = ({ kind: 'approve'; info: Record<string, unknown> | undefined } | { kind: 'reject'; reason: string | undefined }) & { actor?: string | undefined };
 type Decided = { done: TransactionRow } | { conflict: TransactionRow; timedOut: boolean };
 
-async function decide(deps: IncomingDeps, platformId: string, id: string, decision: Decision, now: Now): Promise<IncomingTransaction> {
-  const result = await deps.store.db.transaction().execute(async (trx): Promise<Decided> => {
+async function decide(deps: IncomingDeps, platformId: string, id: string, decision: Decision, now: Now): Promise<AnyTransaction> {
+  // A decision is answered with its transaction's view, stored under the Idempotency-Key with it.
+  const result = await effectTransaction(deps.store.db, async (trx): Promise<Decided> => {
     const row = await requireTransaction(trx, platformId, id, deps.store.kind === 'postgres');
     if (!isPendingPlatformApproval(row)) return { conflict: row, timedOut: false };
     const flow = flowOf(row);
@@ -521,17 +524,17 @@ async function decide(deps: IncomingDeps, platformId: string, id: string, decisi
       // The deadline passed before its job ran: the payment times out now, and the answer says so.
       return { conflict: await flow.decline(trx, deps, row, { kind: 'TIMED_OUT' }, now), timedOut: true };
     }
-    if (decision.kind === 'reject') return { done: await flow.decline(trx, deps, row, { kind: 'REJECTED_BY_PLATFORM', reason: decision.reason }, now) };
+    if (decision.kind === 'reject') return { done: await flow.decline(trx, deps, row, { kind: 'REJECTED_BY_PLATFORM', reason: decision.reason, actor: decision.actor }, now) };
     try {
-      return { done: await flow.approve(trx, deps, row, decision.info, now) };
+      return { done: await flow.approve(trx, deps, row, decision.info, now, decision.actor !== undefined ? { actor: decision.actor } : {}) };
     } catch (err) {
       if (!(err instanceof MissingPayeeDataError)) throw err;
       throw invalidInput(
         err.fields.map((f): FieldError => ({ field: `receiverCustomerInfo.${f}`, message: 'is required: the sender asked for it as mandatory (requestedReceiverCustomerInfoFields)' })),
       );
     }
-  });
-  if ('done' in result) return transactionView(result.done) as IncomingTransaction;
+  }, (decided) => ('done' in decided ? transactionView(decided.done) : undefined));
+  if ('done' in result) return transactionView(result.done);
   const row = result.conflict;
   throw apiError(
     409,
@@ -543,12 +546,13 @@ async function decide(deps: IncomingDeps, platformId: string, id: string, decisi
   );
 }
 
-export async function approvePendingPayment(deps: IncomingDeps, platformId: string, id: string, receiverCustomerInfo: Record<string, unknown> | undefined, now: Now): Promise<IncomingTransaction> {
-  return decide(deps, platformId, id, { kind: 'approve', info: receiverCustomerInfo }, now);
+/** POST /transactions/{id}/approve: an incoming payment, or (agents area) an agent's pending payment, either type. */
+export async function approvePendingPayment(deps: IncomingDeps, platformId: string, id: string, receiverCustomerInfo: Record<string, unknown> | undefined, now: Now, actor?: string): Promise<AnyTransaction> {
+  return decide(deps, platformId, id, { kind: 'approve', info: receiverCustomerInfo, actor }, now);
 }
 
-export async function rejectPendingPayment(deps: IncomingDeps, platformId: string, id: string, reason: string | undefined, now: Now): Promise<IncomingTransaction> {
-  return decide(deps, platformId, id, { kind: 'reject', reason }, now);
+export async function rejectPendingPayment(deps: IncomingDeps, platformId: string, id: string, reason: string | undefined, now: Now, actor?: string): Promise<AnyTransaction> {
+  return decide(deps, platformId, id, { kind: 'reject', reason, actor }, now);
 }
 
 // ---- The platform's answer to the approval request ---------------------------------------------

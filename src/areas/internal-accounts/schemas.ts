@@ -114,6 +114,13 @@ export const PaymentAccountOrWalletInfo = Type.Union(
       address: Type.String({ description: 'On-chain Bitcoin (L1) deposit address' }),
       network: Type.Optional(Type.Enum(['BITCOIN'])),
     }),
+    Type.Object(
+      {
+        accountType: Type.Literal('EMBEDDED_WALLET'),
+        payloadToSign: Type.String({ description: 'The transaction payload to stamp byte for byte with a session key of the source wallet; the stamp goes in Service-Wallet-Signature on POST /quotes/{quoteId}/execute' }),
+      },
+      { title: 'PaymentEmbeddedWalletInfo' },
+    ),
   ],
   { description: 'Bank coordinates or wallet address, by accountType' },
 );
@@ -136,6 +143,7 @@ export const InternalAccount = Type.Object(
     balance: { ...CurrencyAmount, description: 'Balance available to spend, excluding pending and held funds' },
     totalBalance: { ...CurrencyAmount, description: 'Total balance, including pending and held funds' },
     fundingPaymentInstructions: Type.Array(PaymentInstructions, { description: 'Payment instructions for funding the account' }),
+    privateEnabled: Type.Optional(Type.Boolean({ description: 'Whether wallet privacy is enabled; only on EMBEDDED_WALLET accounts' })),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },

@@ -64,6 +64,7 @@ export async function openHoldingAccounts(db: Db, platformId: string, customerId
         type: holdingTypeOf(currency),
         status: 'ACTIVE',
         funding_reference: fundingReference(id),
+        private_enabled: null,
         created_at: at,
         updated_at: at,
       };
@@ -150,6 +151,7 @@ function view(row: InternalAccountRow, balance: Balance | undefined): InternalAc
     updatedAt: row.updated_at,
   };
   if (row.customer_id !== null) v.customerId = row.customer_id;
+  if (row.type === 'EMBEDDED_WALLET') v.privateEnabled = row.private_enabled === 1;
   return v;
 }
 

@@ -64,16 +64,20 @@ export async function platformAccounts(db: Db, platformId: string, f: Omit<Accou
 
 /**
  * Owners that have no holding account at all: platforms and customers that predate the
- * accounts (migration 0003). One query; empty in the steady state.
+ * accounts (migration 0003). One query; empty in the steady state. Each `not exists` is one
+ * probe of a unique index that starts with the columns it names (`internal_accounts_customer_currency`:
+ * platform_id, customer_id, …), so the query is linear in customers, not quadratic (issue 15).
  */
 export async function ownersWithoutAccounts(db: Db): Promise<Array<{ platform_id: string; customer_id: string | null }>> {
-  const rows = await sql<{ platform_id: string; customer_id: string | null }>`
+  const rows = await sql.raw<{ platform_id: string; customer_id: string | null }>(OWNERS_WITHOUT_ACCOUNTS_SQL).execute(db);
+  return rows.rows;
+}
+
+/** The query of ownersWithoutAccounts (exported so a test can check its plan). */
+export const OWNERS_WITHOUT_ACCOUNTS_SQL = `
     select p.id as platform_id, null as customer_id from platforms p
       where not exists (select 1 from internal_accounts a where a.platform_id = p.id and a.customer_id is null)
     union all
     select c.platform_id as platform_id, c.id as customer_id from customers c
-      where c.is_deleted = 0 and not exists (select 1 from internal_accounts a where a.customer_id = c.id)
-        and (c.end_user_terms_consent is not null or exists (select 1 from platforms rp where rp.id = c.platform_id and rp.regulated = 1))
-  `.execute(db);
-  return rows.rows;
-}
+      where c.is_deleted = 0 and not exists (select 1 from internal_accounts a where a.platform_id = c.platform_id and a.customer_id = c.id)
+        and (c.end_user_terms_consent is not null or exists (select 1 from platforms rp where rp.id = c.platform_id and rp.regulated = 1))`;

@@ -17,6 +17,7 @@ import type { Verification, VerificationError } from '../verifications/schemas.j
 import { isSettled, pendingItems, submitVerification } from '../verifications/service.js';
 import type { KycLinkByPlatformCustomerIdQuery, KycLinkByPlatformCustomerIdResponse, KycLinkCreateRequest, KycLinkResponse } from './schemas.js';
 import { claimKycLink, findKycLink, insertKycLink, type KycLinkRow, releaseKycLink } from './store.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 // Hosted KYC links. POST /customers/{id}/kyc-link mints a random single-use token; the
 // hosted page (pages.ts) shows what the customer still lacks and, on submit, runs the
@@ -56,16 +57,19 @@ export async function createKycLink(
   }
   const token = randomBytes(24).toString('base64url');
   const expiresMs = now.ms + KYC_LINK_TTL_MS;
-  await insertKycLink(deps.store.db, {
-    token,
-    platform_id: platform.id,
-    customer_id: row.id,
-    redirect_uri: body?.redirectUri ?? null,
-    expires_at_ms: expiresMs,
-    used_at: null,
-    created_at: now.at,
+  // The link and the request's Idempotency-Key answer commit together (kernel/idempotency.ts).
+  return effectTransaction(deps.store.db, async (trx) => {
+    await insertKycLink(trx, {
+      token,
+      platform_id: platform.id,
+      customer_id: row.id,
+      redirect_uri: body?.redirectUri ?? null,
+      expires_at_ms: expiresMs,
+      used_at: null,
+      created_at: now.at,
+    });
+    return { kycUrl: `${origin}${hostedKycPath(token)}`, expiresAt: iso(expiresMs), provider: KYC_PROVIDER, token };
   });
-  return { kycUrl: `${origin}${hostedKycPath(token)}`, expiresAt: iso(expiresMs), provider: KYC_PROVIDER, token };
 }
 
 /**

@@ -6,7 +6,8 @@ import { apiError, type FieldError } from '../../kernel/errors.js';
 import { type LimitKind, sandboxDefaultLimit, usdCentsIn } from '../../sandbox/limits.js';
 import type { PlatformRow } from '../platforms/store.js';
 import type { LimitOverrides, LimitOverridesPatch, PlatformLimits, PlatformLimitsPatch } from './schemas.js';
-import { lockPlatformVolume, outgoingVolume } from './store.js';
+import { armDailyVolumeLimit, DAILY_VOLUME_SQLSTATE, outgoingVolume } from './store.js';
+import { onCommitError } from '../../kernel/db/commit-errors.js';
 
 // Transaction limits: the single-transaction maximum per trade corridor or withdrawal
 // currency (400 TRANSACTION_SIZE_LIMIT_EXCEEDED, checked when a quote is created) and the
@@ -246,7 +247,7 @@ async function usedToday(db: Db, subject: LimitSubject): Promise<bigint> {
 /** A bigint amount as a JSON number (limits and sums of safe amounts stay far below 2^63). */
 const num = (v: bigint): number => Number(v);
 
-function baseDetails(subject: LimitSubject): Record<string, unknown> {
+function baseDetails(subject: Pick<LimitSubject, 'sendingCurrency' | 'receivingCurrency'>): Record<string, unknown> {
   const withdrawal = subject.sendingCurrency === subject.receivingCurrency;
   return {
     corridor: corridorKey(subject.sendingCurrency, subject.receivingCurrency),
@@ -286,27 +287,55 @@ export async function checkTransactionSize(db: Db, subject: LimitSubject): Promi
 export async function checkDailyVolume(db: Db, subject: LimitSubject): Promise<void> {
   const limit = resolveLimit(subject.platform, 'dailyVolume', subject.sendingCurrency, subject.receivingCurrency);
   if (limit.amount === null) return;
-  await lockPlatformVolume(db, subject.platform.id);
   const used = await usedToday(db, subject);
   const requested = BigInt(subject.sendingAmount);
-  if (used + requested <= limit.amount) return;
   const { day, toAt } = dayOf(subject.nowMs);
-  const corridor = corridorKey(subject.sendingCurrency, subject.receivingCurrency);
-  const what = subject.sendingCurrency === subject.receivingCurrency ? `${subject.sendingCurrency} withdrawals` : `the ${corridor} corridor`;
-  const remaining = limit.amount > used ? limit.amount - used : 0n;
-  throw apiError(
+  if (used + requested <= limit.amount) {
+    // Payments committing meanwhile (other requests, other processes) are checked at commit (PostgreSQL).
+    await armDailyVolumeLimit(db, { sendingCurrency: subject.sendingCurrency, receivingCurrency: subject.receivingCurrency, limit: limit.amount, source: limit.source, day });
+    return;
+  }
+  throw dailyVolumeExceeded({ sendingCurrency: subject.sendingCurrency, receivingCurrency: subject.receivingCurrency, limit: limit.amount, source: limit.source, used, requested, day, toAt });
+}
+
+function dailyVolumeExceeded(a: { sendingCurrency: string; receivingCurrency: string; limit: bigint; source: string; used: bigint; requested: bigint; day: string; toAt: string }) {
+  const corridor = corridorKey(a.sendingCurrency, a.receivingCurrency);
+  const what = a.sendingCurrency === a.receivingCurrency ? `${a.sendingCurrency} withdrawals` : `the ${corridor} corridor`;
+  const remaining = a.limit > a.used ? a.limit - a.used : 0n;
+  return apiError(
     429,
     'DAILY_VOLUME_LIMIT_EXCEEDED',
-    `${requested} ${subject.sendingCurrency} (smallest unit) would exceed the daily volume limit of ${limit.amount} for ${what}: ${used} used on ${day} (UTC, sandbox clock)`,
+    `${a.requested} ${a.sendingCurrency} (smallest unit) would exceed the daily volume limit of ${a.limit} for ${what}: ${a.used} used on ${a.day} (UTC, sandbox clock)`,
     {
-      ...baseDetails(subject),
-      limit: num(limit.amount),
-      usedToday: num(used),
-      requestedAmount: num(requested),
+      ...baseDetails({ sendingCurrency: a.sendingCurrency, receivingCurrency: a.receivingCurrency }),
+      limit: num(a.limit),
+      usedToday: num(a.used),
+      requestedAmount: num(a.requested),
       remaining: num(remaining),
-      day,
-      resetsAt: toAt,
-      limitSource: limit.source,
+      day: a.day,
+      resetsAt: a.toAt,
+      limitSource: a.source,
     },
   );
 }
+
+// The check deferred to commit (PostgreSQL, limits/store.ts armDailyVolumeLimit) refused the
+// payment: payments of other requests committed first and used the room. The same 429, from
+// the totals the database saw at commit.
+onCommitError((err) => {
+  const e = err as { code?: string; detail?: string };
+  if (e?.code !== DAILY_VOLUME_SQLSTATE || typeof e.detail !== 'string') return undefined;
+  const d = JSON.parse(e.detail) as { total: number | string; amount: number | string; limit: string; source: string; day: string; sendingCurrency: string; receivingCurrency: string };
+  const requested = BigInt(d.amount);
+  const used = BigInt(d.total) - requested;
+  return dailyVolumeExceeded({
+    sendingCurrency: d.sendingCurrency,
+    receivingCurrency: d.receivingCurrency,
+    limit: BigInt(d.limit),
+    source: d.source,
+    used,
+    requested,
+    day: d.day,
+    toAt: iso(Date.parse(`${d.day}T00:00:00.000Z`) + DAY_MS),
+  });
+});

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { storeOf } from '../../kernel/db/connect.js';
 import { VOLUME_STATUSES_NOT_COUNTED } from '../../kernel/db/migrations.js';
 import { prepared } from '../../kernel/db/prepared.js';
@@ -28,10 +28,10 @@ export interface VolumeWindow {
  * ISO text of the platform clock in one fixed-width format, so text order is time order.
  */
 export async function outgoingVolume(db: Db, w: VolumeWindow): Promise<bigint> {
-  // SQLite keeps each corridor's day in transaction_volumes (migration 0009, by triggers):
-  // one row to read instead of the day's transactions to sum.
+  // Each corridor's day is kept in transaction_volumes (SQLite: migration 0009, PostgreSQL:
+  // 0020_pg_daily_volumes, by triggers): one row to read instead of the day's transactions to sum.
   const day = wholeDay(w);
-  if (day !== undefined && storeOf(db)?.kind === 'sqlite') {
+  if (day !== undefined) {
     const kept = await dayVolume.first(db, { platformId: w.platformId, sendingCurrency: w.sendingCurrency, receivingCurrency: w.receivingCurrency, day });
     return BigInt(kept?.total ?? 0);
   }
@@ -71,19 +71,21 @@ function wholeDay(w: VolumeWindow): string | undefined {
 }
 
 /**
- * Lock the platform's row until the caller's transaction ends (a no-op update: a row lock on
- * PostgreSQL; SQLite has one writer anyway), so two executions of the same platform read
- * the day's volume one after the other and cannot both pass a limit only one of them fits in.
+ * Make the day's volume limit hold at commit (PostgreSQL). The check before it read the
+ * committed volume; payments of other processes may commit meanwhile. Instead of locking the
+ * platform until this transaction ends (which queued every payment of the platform behind
+ * the one in flight), this arms the deferred trigger of migration 0020_pg_daily_volumes with
+ * the limit: when the transaction commits, the trigger adds its volume to the corridor's day
+ * and, over the limit, raises LV429, which rolls the whole transaction back (the limits area
+ * answers it 429). The counter row is locked only during the commit. SQLite needs nothing:
+ * its transactions run one at a time (`begin immediate`), so the volume read is current.
  */
-export async function lockPlatformVolume(db: Db, platformId: string): Promise<void> {
-  // SQLite: the store's one connection runs one transaction at a time, and a transaction
-  // that read the volume cannot commit a write over another connection's newer commit
-  // (SQLITE_BUSY_SNAPSHOT), so there is nothing to lock; the no-op write would only count
-  // as a change of the platform and empty the caches that watch it (db/table-cache.ts).
+export async function armDailyVolumeLimit(db: Db, a: { sendingCurrency: string; receivingCurrency: string; limit: bigint; source: string; day: string }): Promise<void> {
   if (storeOf(db)?.kind === 'sqlite') return;
-  await db
-    .updateTable('platforms')
-    .set((eb) => ({ clock_offset_ms: eb.ref('clock_offset_ms') }))
-    .where('id', '=', platformId)
-    .execute();
+  const name = `payments.dvl_${a.sendingCurrency.toLowerCase()}_${a.receivingCurrency.toLowerCase()}`;
+  if (!/^payments\.dvl_[a-z0-9]+_[a-z0-9]+$/.test(name)) return; // currency codes are letters and digits; never build another name
+  await sql`select set_config(${name}, ${`${a.limit}|${a.source}|${a.day}`}, true)`.execute(db);
 }
+
+/** SQLSTATE of the deferred daily-volume check (migration 0020_pg_daily_volumes). */
+export const DAILY_VOLUME_SQLSTATE = 'LV429';

@@ -26,6 +26,7 @@ export interface PlatformView {
   regulated: boolean;
   isDefault: boolean;
   skipVerificationPaperwork: boolean;
+  invitationsConfigured: boolean;
   sandboxClockOffsetMs: number;
   /** PEM of the key that signs this platform's webhooks (X-Service-Signature). */
   webhookPublicKey: string | null;
@@ -48,6 +49,7 @@ export function platformView(row: PlatformRow): PlatformView {
     regulated: row.regulated === 1,
     isDefault: row.is_default === 1,
     skipVerificationPaperwork: o.skipVerificationPaperwork,
+    invitationsConfigured: o.invitationsConfigured,
     sandboxClockOffsetMs: Number(row.clock_offset_ms),
     webhookPublicKey: row.webhook_public_key,
     ...(limits ? { limits } : {}),
@@ -66,6 +68,7 @@ export interface NewPlatformInput {
   name: string;
   regulated?: boolean | undefined;
   skipVerificationPaperwork?: boolean | undefined;
+  invitationsConfigured?: boolean | undefined;
   isDefault?: boolean;
   /** Credentials for the first token; generated when absent. */
   clientId?: string | undefined;
@@ -87,7 +90,7 @@ export async function createPlatform(db: Kysely<DB>, clock: Clock, sealer: Seale
       name: input.name,
       regulated: input.regulated ? 1 : 0,
       is_default: input.isDefault ? 1 : 0,
-      options: JSON.stringify({ ...DEFAULT_PLATFORM_OPTIONS, skipVerificationPaperwork: input.skipVerificationPaperwork ?? false }),
+      options: JSON.stringify({ ...DEFAULT_PLATFORM_OPTIONS, skipVerificationPaperwork: input.skipVerificationPaperwork ?? false, invitationsConfigured: input.invitationsConfigured ?? true }),
       clock_offset_ms: 0,
       created_at: at,
       updated_at: at,
@@ -120,6 +123,7 @@ export async function getPlatforms(db: Kysely<DB>): Promise<PlatformView[]> {
 export interface PlatformPatch {
   name?: string | undefined;
   skipVerificationPaperwork?: boolean | undefined;
+  invitationsConfigured?: boolean | undefined;
   /** Merged into the transaction-limit overrides (null clears them all); validated by the route. */
   limits?: PlatformLimitsPatch | null | undefined;
 }
@@ -130,6 +134,7 @@ export async function patchPlatform(db: Kysely<DB>, clock: Clock, id: string, pa
   if (!row) throw apiError(404, 'REFERENCE_NOT_FOUND', `Platform ${id} not found`);
   const options = platformOptions(row);
   if (patch.skipVerificationPaperwork !== undefined) options.skipVerificationPaperwork = patch.skipVerificationPaperwork;
+  if (patch.invitationsConfigured !== undefined) options.invitationsConfigured = patch.invitationsConfigured;
   if (patch.limits !== undefined) {
     const stored = options as PlatformOptions & { limits?: PlatformLimits };
     const next = mergeLimitOverrides(limitOverridesOf(stored as unknown as Record<string, unknown>), patch.limits);

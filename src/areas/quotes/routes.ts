@@ -1,5 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
+import { signedHeadersOf } from '../embedded-wallets/routes.js';
+import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
+import { authorizeWalletExecute } from '../embedded-wallets/service.js';
 import { TransactionOneOf } from '../transactions/schemas.js';
 import { listQuotes } from './list.js';
 import { ExecuteQuoteRequest, Quote, QuoteListQuery, QuoteListResponse, QuoteParams, QuoteRequest, SandboxSendRequest, TransferInRequest, TransferOutRequest } from './schemas.js';
@@ -8,7 +11,7 @@ import { createQuote, createTransfer, executeQuote, fundRealtimeQuote, getQuote 
 const tags = ['Cross-Currency Transfers'];
 
 export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store, clock, jobs } = app.deps;
+  const { store, clock, jobs, sealer } = app.deps;
   const deps = { store, jobs };
 
   app.post(
@@ -70,13 +73,19 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'executeQuote',
         summary: 'Execute a quote',
-        description: 'Starts the quote’s transaction: the sending total is held on the source account (or pulled from the external source); no body. Honours Idempotency-Key.',
+        description: 'Starts the quote’s transaction: the sending total is held on the source account (or pulled from the external source); no body. Honours Idempotency-Key. From an EMBEDDED_WALLET source it needs the wallet’s stamp over the quote’s payloadToSign in Service-Wallet-Signature (without one: 202 with the payload and a requestId).',
         params: QuoteParams,
         body: ExecuteQuoteRequest,
-        response: { 200: Quote, ...errorResponses(403, 404, 409, 410, 429) },
+        headers: SignedHeaders,
+        response: { 200: Quote, 202: SignedRequestChallenge, ...errorResponses(403, 404, 409, 410, 429) },
       },
     },
-    async (req) => executeQuote(deps, authOf(req).platform, nowOf(req, clock), req.params.quoteId),
+    async (req, reply) => {
+      // From an embedded wallet: the wallet's signature first (202 challenge without one).
+      const challenge = await authorizeWalletExecute({ store, sealer }, authOf(req).platform.id, nowOf(req, clock), req.params.quoteId, signedHeadersOf(req));
+      if (challenge) return reply.code(202).send(challenge);
+      return executeQuote(deps, authOf(req).platform, nowOf(req, clock), req.params.quoteId);
+    },
   );
 
   app.post(

@@ -1,3 +1,4 @@
+import { ScaChallenge } from '../sca/schemas.js';
 import { Type, type Static } from 'typebox';
 import { ListOf, PageQuery } from '../../kernel/pagination.js';
 import { OneOf } from '../../kernel/validation.js';
@@ -132,6 +133,7 @@ export const Quote = Type.Object(
     description: Type.Optional(Type.String({ description: 'The description the quote was created with, as given (also on its transaction)' })),
     counterpartyInformation: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     rateDetails: OutgoingRateDetails,
+    scaChallenge: Type.Optional(ScaChallenge),
   },
   { title: 'Quote' },
 );

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { effectTransaction } from '../../kernel/idempotency.js';
+import { walletQuoteInstructions } from '../embedded-wallets/service.js';
 import { iso } from '../../kernel/clock.js';
 import { currencyView, findCurrency } from '../../kernel/currencies.js';
 import type { DB } from '../../kernel/db/schema.js';
@@ -86,12 +87,14 @@ export function quoteView(row: QuoteRow, nowMs: number): Quote {
     transactionId: row.transaction_id!,
     rateDetails: JSON.parse(row.rate_details) as OutgoingRateDetails,
   };
-  if (row.payment_instructions !== null) v.paymentInstructions = JSON.parse(row.payment_instructions) as Quote['paymentInstructions'];
+  // While a quote waits for SCA authorization it shows its challenge, and withholds its paymentInstructions.
+  if (row.payment_instructions !== null && row.status !== 'PENDING_AUTHORIZATION') v.paymentInstructions = JSON.parse(row.payment_instructions) as Quote['paymentInstructions'];
+  if (row.status === 'PENDING_AUTHORIZATION' && row.sca_challenge) v.scaChallenge = JSON.parse(row.sca_challenge) as Quote['scaChallenge'];
   if (row.description !== null) v.description = row.description;
   return v;
 }
 
-async function requireQuote(db: Db, platformId: string, id: string, lock = false): Promise<QuoteRow> {
+export async function requireQuote(db: Db, platformId: string, id: string, lock = false): Promise<QuoteRow> {
   const row = isIdOf('Quote', id) ? await findQuote(db, platformId, id, lock) : undefined;
   if (!row) throw notFound('QUOTE_NOT_FOUND', 'Quote', id);
   return row;
@@ -330,6 +333,8 @@ interface StoredPayee {
 export interface CreateOptions {
   /** The deprecated same-currency transfers: their outcome table and flow. */
   transfer?: 'IN' | 'OUT';
+  /** The agent that initiated it (agents area): kept on its transaction (agentId). */
+  agentId?: string;
 }
 
 /**
@@ -340,6 +345,9 @@ export interface CreateOptions {
 export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions = {}): Promise<Quote> {
   return effectTransaction(deps.store.db, async (trx) => {
     const row = await buildQuote(trx, deps, platform, now, body, opts);
+    if (row.source_type === 'REALTIME_FUNDING' && opts.transfer === undefined && (await authorizationGate?.(trx, deps, platform, row, now))) {
+      return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
+    }
     if (body.immediatelyExecute === true) {
       await executeRow(trx, deps, platform, row, now, opts);
       return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
@@ -427,6 +435,12 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
     destView = { destinationType: 'ACCOUNT', accountId: destinationAccountId };
     if (rail !== null && payee.kind === 'EXTERNAL') destView.paymentRail = rail;
   }
+  // A quote from an embedded wallet carries the payload its owner stamps to execute it.
+  if (payer.kind === 'INTERNAL') {
+    const dest = payee.kind === 'UMA' ? payee.address : destinationAccountId!;
+    const q = { quoteId: id, sourceAccountId: payer.accountId, amount: priced.totalSending, currency: from, destination: dest, immediatelyExecute: body.immediatelyExecute === true || opts.transfer !== undefined, field: opts.transfer !== undefined ? 'source.accountId' : 'immediatelyExecute' };
+    instructions = (await walletQuoteInstructions(trx, platformId, now.ms, q)) ?? instructions;
+  }
   const stored: StoredPayee = { kind: payee.kind, ...(payee.kind === 'UMA' ? { receiver: payee.receiver } : {}) };
   const expiresMs = now.ms + QUOTE_TTL_MS;
   const row: QuoteRow = {
@@ -464,11 +478,12 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
     sender_customer_info: body.senderCustomerInfo !== undefined ? JSON.stringify(body.senderCustomerInfo) : null,
     fee_override: body.platformFeeOverride !== undefined ? JSON.stringify(body.platformFeeOverride) : null,
     receiver: JSON.stringify({ ...stored, railSelectionMode: railMode }),
+    sca_challenge: null,
   };
   await insertQuote(trx, row);
   // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
   const { flow } = await planOf(trx, row, opts);
-  const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id);
+  const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id, opts.agentId);
   await createPendingPayment(trx, deps, { ...pending, created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }, expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined);
   return row;
 }
@@ -526,7 +541,7 @@ async function planOf(trx: Transaction<DB>, row: QuoteRow, opts: CreateOptions):
 }
 
 /** The transaction a quote's payment writes (payments.ts completes it). */
-async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAccountId: string | null): Promise<NewPayment> {
+async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAccountId: string | null, agentId?: string): Promise<NewPayment> {
   const platformId = row.platform_id;
   let customerId = platformId;
   let platformCustomerId = platformId;
@@ -584,7 +599,7 @@ async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAc
     payment_instructions: row.payment_instructions,
     requested_receiver_fields: null,
     receiver_customer_info: null,
-    agent_id: null,
+    agent_id: agentId ?? null,
     hold_account_id: holdAccountId,
     approval_deadline_ms: null,
     expires_at_ms: Number(row.expires_at_ms),
@@ -602,13 +617,41 @@ async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
   }
   if (row.customer_id !== null) await requireReadySender(trx, platform, row.customer_id);
   await checkDailyVolume(trx, limitSubject(platform, row, now.ms));
+  // SCA (src/areas/sca): a payment of an in-scope customer waits for its authorization instead.
+  if (opts.transfer !== 'IN' && (await authorizationGate?.(trx, deps, platform, row, now))) return (await findTransaction(trx, platform.id, row.transaction_id!))!;
   if (!(await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at }))) {
     throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${row.id} was executed concurrently`, { quoteId: row.id });
   }
   const { flow, outcome } = await planOf(trx, row, opts);
   const hold = flow === 'PULL' ? null : row.source_account_id;
-  const payment = await paymentOf(trx, row, flow, hold);
+  const payment = await paymentOf(trx, row, flow, hold, opts.agentId);
   return startPayment(trx, deps, { ...payment, created_at: now.at, updated_at: now.at }, outcome, now);
+}
+
+// ---- Authorization (SCA) ----------------------------------------------------------------
+
+/**
+ * A gate the SCA area installs: given a quote about to be executed (or a REALTIME_FUNDING
+ * quote just created), it either holds it for authorization (true: it moved the quote to
+ * PENDING_AUTHORIZATION) or lets it through (false). Runs in the caller's transaction.
+ */
+export type AuthorizationGate = (trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, row: QuoteRow, now: Now) => Promise<boolean>;
+let authorizationGate: AuthorizationGate | undefined;
+export function setAuthorizationGate(gate: AuthorizationGate): void {
+  authorizationGate = gate;
+}
+
+/** A prefunded quote whose authorization completed: PENDING_AUTHORIZATION → PROCESSING, its payment starts now. */
+export async function releaseAuthorizedQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, row: QuoteRow, now: Now): Promise<void> {
+  if (row.customer_id !== null) await requireReadySender(trx, platform, row.customer_id);
+  if (!(await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING_AUTHORIZATION', { status: 'PROCESSING', sca_challenge: null, updated_at: now.at }))) {
+    throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${row.id} is no longer waiting for authorization`, { quoteId: row.id });
+  }
+  // A held transfer-out keeps its flow (and outcome table): its transaction says which it was.
+  const held = await findTransaction(trx, row.platform_id, row.transaction_id!);
+  const { flow, outcome } = await planOf(trx, row, held?.flow === 'TRANSFER_OUT' ? { transfer: 'OUT' } : {});
+  const payment = await paymentOf(trx, row, flow, flow === 'PULL' ? null : row.source_account_id);
+  await startPayment(trx, deps, { ...payment, created_at: now.at, updated_at: now.at }, outcome, now);
 }
 
 /** POST /quotes/{quoteId}/execute: lock the quote, then start its payment. */
@@ -655,15 +698,55 @@ async function wholeAvailableBalance(trx: Transaction<DB>, platform: PlatformRow
  * incoming transaction.
  */
 export async function createTransfer(deps: PaymentDeps, platform: PlatformRow, now: Now, request: TransferQuoteRequest, direction: 'IN' | 'OUT'): Promise<AnyTransaction> {
-  return effectTransaction(deps.store.db, async (trx) => {
-    const body: QuoteRequest = { ...request, lockedCurrencyAmount: request.lockedCurrencyAmount ?? (await wholeAvailableBalance(trx, platform, request.source)) };
-    const row = await buildQuote(trx, deps, platform, now, body, { transfer: direction });
-    const created = await findTransaction(trx, platform.id, row.transaction_id!);
-    const tx = await executeRow(trx, deps, platform, row, now, { transfer: direction });
-    if (direction === 'OUT' && created && tx.status !== 'FAILED') return transactionView(created);
-    return transactionView((await findTransaction(trx, platform.id, tx.id)) ?? tx);
-  });
+  return effectTransaction(deps.store.db, async (trx) => transferIn(trx, deps, platform, now, request, direction));
 }
+
+/** A transfer inside the caller's transaction (createTransfer's body; the agents area calls it with its agent). */
+export async function transferIn(
+  trx: Transaction<DB>,
+  deps: PaymentDeps,
+  platform: PlatformRow,
+  now: Now,
+  request: TransferQuoteRequest,
+  direction: 'IN' | 'OUT',
+  agentId?: string,
+): Promise<AnyTransaction> {
+  const opts: CreateOptions = { transfer: direction, ...(agentId !== undefined ? { agentId } : {}) };
+  const row = await prepareTransfer(trx, deps, platform, now, request, direction, agentId);
+  const created = await findTransaction(trx, platform.id, row.transaction_id!);
+  const tx = await executeRow(trx, deps, platform, row, now, opts);
+  if (direction === 'OUT' && created && tx.status !== 'FAILED' && tx.status !== 'PENDING_AUTHORIZATION') return transactionView(created);
+  return transactionView((await findTransaction(trx, platform.id, tx.id)) ?? tx);
+}
+
+/**
+ * A transfer's quote and its PENDING transaction, not executed (nothing moves): the agents
+ * area holds it for approval, then executes it with executeQuoteIn(…, {transfer}).
+ */
+export async function prepareTransfer(
+  trx: Transaction<DB>,
+  deps: PaymentDeps,
+  platform: PlatformRow,
+  now: Now,
+  request: TransferQuoteRequest,
+  direction: 'IN' | 'OUT',
+  agentId?: string,
+): Promise<QuoteRow> {
+  const body: QuoteRequest = { ...request, lockedCurrencyAmount: request.lockedCurrencyAmount ?? (await wholeAvailableBalance(trx, platform, request.source)) };
+  return buildQuote(trx, deps, platform, now, body, { transfer: direction, ...(agentId !== undefined ? { agentId } : {}) });
+}
+
+/** POST /quotes inside the caller's transaction, never executed at once (the agents area). */
+export async function createQuoteIn(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions = {}): Promise<QuoteRow> {
+  return buildQuote(trx, deps, platform, now, { ...body, immediatelyExecute: false }, opts);
+}
+
+/** Execute a quote inside the caller's transaction (the agents area, after its policy allowed it). */
+export async function executeQuoteIn(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, now: Now, quoteId: string, opts: CreateOptions = {}): Promise<TransactionRow> {
+  const row = await requireQuote(trx, platform.id, quoteId, deps.store.kind === 'postgres');
+  return executeRow(trx, deps, platform, row, now, opts);
+}
+
 
 // ---- Real-time funding ------------------------------------------------------------------
 

@@ -1,4 +1,7 @@
-import { iso } from '../../kernel/clock.js';
+import type { Kysely } from 'kysely';
+import { iso, type Clock } from '../../kernel/clock.js';
+import type { DB } from '../../kernel/db/schema.js';
+import { claimPlan, effectTransaction, idempotencyFaults, outsideClaim } from '../../kernel/idempotency.js';
 import type { AppDeps } from '../../app.js';
 import { clockOffset, nextPendingJobAt, raiseClockOffset } from './store.js';
 
@@ -8,8 +11,7 @@ export interface ClockView {
 }
 
 export async function readClock(deps: Pick<AppDeps, 'store' | 'clock'>, platformId: string): Promise<ClockView> {
-  const offset = await clockOffset(deps.store.db, platformId);
-  return { now: iso(deps.clock.nowMs() + offset), offsetSeconds: offset / 1000 };
+  return readClockIn(deps.store.db, deps.clock, platformId);
 }
 
 /**
@@ -27,7 +29,12 @@ export async function readClock(deps: Pick<AppDeps, 'store' | 'clock'>, platform
  */
 export async function advanceClock(deps: Pick<AppDeps, 'store' | 'clock' | 'jobs' | 'webhooks'>, platformId: string, seconds: number): Promise<ClockView> {
   const db = deps.store.db;
-  const target = (await clockOffset(db, platformId)) + seconds * 1000;
+  // Exactly once per Idempotency-Key: the target is planned once and kept with the claim, so
+  // a retry after a crash midway moves the clock to the same target (not `seconds` further),
+  // and the final move commits with the stored answer.
+  const target = await claimPlan(db, async () => (await clockOffset(db, platformId)) + seconds * 1000);
+  // The jobs are other requests' effects: they run outside this request's claim.
+  const runDue = () => outsideClaim(() => deps.jobs.runDue(platformId));
   let last = Number.NaN;
   for (let guard = 0; guard < 100_000; guard++) {
     const realNow = deps.clock.nowMs();
@@ -35,13 +42,22 @@ export async function advanceClock(deps: Pick<AppDeps, 'store' | 'clock' | 'jobs
     const next = await nextPendingJobAt(db, platformId, realNow + target);
     if (next === undefined) break;
     await raiseClockOffset(db, platformId, Math.min(target, Math.max(offset, next - realNow)));
-    const ran = await deps.jobs.runDue(platformId);
+    const ran = await runDue();
+    idempotencyFaults.afterEffectStep?.();
     // A due job no handler here runs (another version's) must not stall the advance.
     if (ran === 0 && next === last) break;
     last = next;
   }
-  await raiseClockOffset(db, platformId, target);
-  await deps.jobs.runDue(platformId);
+  const view = await effectTransaction(db, async (trx) => {
+    await raiseClockOffset(trx, platformId, target);
+    return readClockIn(trx, deps.clock, platformId);
+  });
+  await runDue();
   deps.webhooks.kick();
-  return readClock(deps, platformId);
+  return view;
+}
+
+async function readClockIn(db: Kysely<DB>, clock: Clock, platformId: string): Promise<ClockView> {
+  const offset = await clockOffset(db, platformId);
+  return { now: iso(clock.nowMs() + offset), offsetSeconds: offset / 1000 };
 }

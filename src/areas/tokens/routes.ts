@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
 import { timeRangeOf } from '../../kernel/pagination.js';
 import { ApiToken, ApiTokenCreateRequest, TokenIdParams, TokenListQuery, TokenListResponse } from './schemas.js';
-import { createToken, deleteToken, getToken, listTokens } from './service.js';
+import { deleteToken, issueToken, getToken, listTokens } from './service.js';
 
 const tags = ['API Tokens'];
 
@@ -18,7 +18,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const { at } = nowOf(req, clock);
-      const token = await createToken(store.db, authOf(req).platform.id, at, req.body);
+      const token = await issueToken(store.db, authOf(req).platform.id, at, req.body);
       return reply.code(201).send(token);
     },
   );

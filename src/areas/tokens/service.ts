@@ -6,6 +6,7 @@ import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
 import { hashSecret, randomHex } from '../../kernel/secrets.js';
 import { findLiveToken, insertToken, markTokenDeleted, type TokenFilter, tokenQuery, type TokenRow } from './store.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 export interface TokenView {
   id: string;
@@ -55,6 +56,11 @@ export async function createToken(db: Kysely<DB> | Transaction<DB>, platformId: 
   };
   await insertToken(db, row);
   return { ...tokenView(row), clientSecret };
+}
+
+/** POST /tokens: a token created with the request's Idempotency-Key answer (without the secret) in one transaction. */
+export async function issueToken(db: Kysely<DB>, platformId: string, at: string, input: NewTokenInput): Promise<TokenView & { clientSecret: string }> {
+  return effectTransaction(db, (trx) => createToken(trx, platformId, at, input));
 }
 
 export async function getToken(db: Kysely<DB>, platformId: string, id: string): Promise<TokenView> {

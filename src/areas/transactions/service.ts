@@ -3,10 +3,12 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError, notFound } from '../../kernel/errors.js';
 import { isIdOf } from '../../kernel/ids.js';
 import { paginate, type Page, timeRangeOf } from '../../kernel/pagination.js';
+import { keptCount } from '../../kernel/db/list-counts.js';
 import { cancelPayment, isCancellable, type PaymentDeps } from './payments.js';
 import type { AnyTransaction, TransactionListQuery } from './schemas.js';
 import { findTransaction, transactionQuery, type TransactionRow, updateTransaction } from './store.js';
 import { transactionView } from './views.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 // Transactions: reading them, confirming receipt delivery, cancelling an in-flight bank
 // transfer. The flows that create and move them are in payments.ts.
@@ -48,12 +50,15 @@ export async function listTransactions(db: Kysely<DB>, platformId: string, q: Tr
     },
     nowMs,
   );
-  return paginate<TransactionRow, AnyTransaction>(base, 'id', { limit: q.limit, cursor: q.cursor, order: q.sortOrder }, (row) => transactionView(row, nowMs));
+  // No filter: the platform's kept count of transactions (O(1), exact); a filter counts its rows.
+  const unfiltered = [q.customerId, q.platformCustomerId, q.accountIdentifier, q.senderAccountIdentifier, q.receiverAccountIdentifier, q.reference, q.status, q.type, range.createdAfter, range.createdBefore].every((v) => v === undefined);
+  const kept = unfiltered ? () => keptCount(db, platformId, { list: 'transactions', scope: 'all' }) : undefined;
+  return paginate<TransactionRow, AnyTransaction>(base, 'id', { limit: q.limit, cursor: q.cursor, order: q.sortOrder }, (row) => transactionView(row, nowMs), kept);
 }
 
 /** POST /transactions/{id}/confirm: record (or move) when the platform delivered the receipt. */
 export async function confirmReceiptDelivery(db: Kysely<DB>, platformId: string, id: string, now: Now, confirmedAt?: string): Promise<AnyTransaction> {
-  return db.transaction().execute(async (trx) => {
+  return effectTransaction(db, async (trx) => {
     const row = await requireTransaction(trx, platformId, id);
     const at = confirmedAt !== undefined ? new Date(confirmedAt).toISOString() : now.at;
     await updateTransaction(trx, platformId, row.id, { receipt_delivery_confirmed_at: at, updated_at: now.at });
@@ -63,7 +68,7 @@ export async function confirmReceiptDelivery(db: Kysely<DB>, platformId: string,
 
 /** POST /transactions/{id}/cancel: only an in-flight bank transfer; anything else 409 TRANSACTION_NOT_CANCELLABLE. */
 export async function cancelTransaction(deps: PaymentDeps, platformId: string, id: string, now: Now): Promise<AnyTransaction> {
-  return deps.store.db.transaction().execute(async (trx) => {
+  return effectTransaction(deps.store.db, async (trx) => {
     const row = await requireTransaction(trx, platformId, id, deps.store.kind === 'postgres');
     if (!isCancellable(row)) {
       const why =

@@ -28,6 +28,7 @@ import {
   verificationQuery,
   type VerificationRow,
 } from './store.js';
+import { effectTransaction } from '../../kernel/idempotency.js';
 
 // KYC (individuals) and KYB (businesses) submissions, following the specification's
 // "Customer and verification (sandbox)" table. A submission first collects what is
@@ -217,7 +218,7 @@ export async function submitVerification(deps: VerificationDeps, platform: Platf
   const { store } = deps;
   const found = await requireCustomer(store.db, platform.id, customerId);
   if (found.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${customerId} was deleted`);
-  return store.db.transaction().execute(async (trx) => {
+  return effectTransaction(store.db, async (trx) => {
     // Under the customer's row lock: two submissions of one customer run one after the other.
     const row = (await findCustomerForUpdate(trx, platform.id, found.id, store.kind === 'postgres'))!;
     if (isSettled(row.status)) settledError(row);

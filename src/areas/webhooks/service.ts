@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { FastifyBaseLogger } from 'fastify';
 import { PollingLoop } from '../../kernel/polling.js';
+import { IDLE_POLL_MAX_MS } from '../../kernel/jobs.js';
 import type { Kysely } from 'kysely';
 import { iso, type Clock } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
@@ -280,6 +281,9 @@ export class WebhookDeliverer {
     this.targets = opts.targets;
     this.worker = new PollingLoop(() => this.pump(), {
       pollMs: () => this.pollMs,
+      // Idle back-off (issue 15): emits of this process kick the loop; a retry's due time or
+      // another process's events are found within IDLE_POLL_MAX_MS.
+      maxIdleMs: () => Math.max(this.pollMs, IDLE_POLL_MAX_MS),
       maxPerPass: 100,
       onError: (err) => this.log?.error({ err }, 'webhook loop error'),
     });
@@ -578,7 +582,7 @@ export interface TestWebhookResult {
 export async function sendTestWebhook(db: Kysely<DB>, clock: Clock, platformId: string, timeoutMs: number, targets?: WebhookTargets): Promise<TestWebhookResult> {
   const p = await requirePlatform(db, platformId);
   if (!p.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
-  const refused = targets?.refusalOfUrl(p.webhook_endpoint);
+  const refused = await targets?.refusalOfUrlResolved(p.webhook_endpoint);
   if (refused) throw apiError(400, 'WEBHOOK_DELIVERY_ERROR', `The webhook endpoint ${refused}; set another with PATCH /config`, { url: p.webhook_endpoint });
   const privateKey = p.webhook_private_key ? openWebhookKey(platformId, p.webhook_private_key) : undefined;
   if (!privateKey) throw apiError(500, 'INTERNAL_ERROR', 'The platform\'s webhook signing key cannot be opened');

@@ -88,10 +88,21 @@ export class TargetRefused extends Error {
   readonly code = 'EWEBHOOKTARGET';
 }
 
+/** How host names are resolved (node:dns `lookup` with `all: true`); tests may give their own. */
+export type Resolver = (hostname: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
+const systemResolver: Resolver = (hostname, callback) => dnsLookup(hostname, { all: true }, callback);
+
+/** How long a check before delivery waits for a name to resolve; past it the name is not refused (delivery checks again). */
+export const RESOLVE_CHECK_TIMEOUT_MS = 2_000;
+
 export class WebhookTargets {
   #listening: { address: string; port: number } | undefined;
+  readonly #resolve: Resolver;
 
-  constructor(readonly allowPrivate: boolean) {}
+  constructor(readonly allowPrivate: boolean, resolve?: Resolver) {
+    this.#resolve = resolve ?? systemResolver;
+  }
 
   /** The server's listening address, once it listens (null/undefined: not listening). */
   setListening(addr: AddressInfo | string | null | undefined): void {
@@ -141,13 +152,46 @@ export class WebhookTargets {
   }
 
   /**
+   * Why a URL is refused, resolving a host name (PATCH /config, the test endpoints): its
+   * literal address, or every address the name resolves to now. A name that does not resolve
+   * (yet), or not within RESOLVE_CHECK_TIMEOUT_MS, is not refused here: delivery resolves and
+   * checks again on every attempt (a name may change what it resolves to: DNS rebinding).
+   */
+  async refusalOfUrlResolved(text: string): Promise<string | undefined> {
+    const literal = this.refusalOfUrl(text);
+    if (literal) return literal;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      return undefined;
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (host === '' || isIP(host) !== 0 || isLocalhostName(host)) return undefined;
+    const port = portOf(url);
+    const addresses = await new Promise<LookupAddress[]>((ok) => {
+      const timer = setTimeout(() => ok([]), RESOLVE_CHECK_TIMEOUT_MS);
+      timer.unref();
+      this.#resolve(host, (err, list) => {
+        clearTimeout(timer);
+        ok(err ? [] : list);
+      });
+    });
+    for (const a of addresses) {
+      const why = this.refusal(a.address, port);
+      if (why) return `${url.host} is refused: it resolves to ${a.address}, and ${why}`;
+    }
+    return undefined;
+  }
+
+  /**
    * A `lookup` for node:http(s) requests to `port`: resolves as usual, refuses when any
    * resolved address is refused, and hands the checked addresses to the connection.
    */
   lookupFor(port: number): LookupFunction {
     return ((hostname: string, options: { all?: boolean; family?: number }, callback: (...args: unknown[]) => void) => {
       const localhost = isLocalhostName(hostname);
-      dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      this.#resolve(hostname, (err, addresses: LookupAddress[]) => {
         if (err) return callback(err);
         // `localhost` names are loopback whatever a resolver says.
         const list = localhost ? addresses.filter((a) => isLoopback(a.address)) : addresses;

@@ -21,6 +21,8 @@ export interface Store {
    * one): a watch on some tables for in-memory caches of their rows. See `ChangeWatch`.
    */
   watch?: (tables: readonly string[]) => ChangeWatch;
+  /** How many SQL statements this store has run since it opened (tests and the bench count them per request). */
+  statements(): number;
   close(): Promise<void>;
 }
 
@@ -93,10 +95,12 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       checkpointer = startCheckpointer(resolve(file));
     }
     const writes = new WriteCounter(database);
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(database, STATEMENT_CACHE_SIZE, writes) }) });
+    const counted = { n: 0 };
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(database, STATEMENT_CACHE_SIZE, writes, counted) }) });
     return registered({
       db,
       kind: 'sqlite',
+      statements: () => counted.n,
       watch: (tables) => writes.watch(tables),
       describe: file === ':memory:' ? 'SQLite (in memory)' : `SQLite ${resolve(file)}`,
       ...(file === ':memory:' ? {} : { file: resolve(file) }),
@@ -121,6 +125,15 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         oid === int8 || oid === numeric ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // Count the statements of every connection of the pool (one increment per query).
+  const counted = { n: 0 };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      counted.n += 1;
+      return query(...args);
+    };
+  });
   if (opts.schema) {
     const c = await pool.connect();
     try {
@@ -134,6 +147,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   return registered({
     db,
     kind: 'postgres',
+    statements: () => counted.n,
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
     close: () => db.destroy(),
   });
@@ -166,10 +180,12 @@ export const STATEMENT_CACHE_SIZE = 1_000;
  * prepared for that call. Transactions and savepoints are plain statements too
  * (`begin`, `savepoint x`, …) and are cached like any other.
  */
-export function withStatementCache(database: Database.Database, max = STATEMENT_CACHE_SIZE, writes?: WriteCounter): SqliteDatabase {
+export function withStatementCache(database: Database.Database, max = STATEMENT_CACHE_SIZE, writes?: WriteCounter, counted?: { n: number }): SqliteDatabase {
   const cache = new Map<string, { stmt: Database.Statement; writes: WriteTarget }>();
   return {
     prepare(sqlText: string) {
+      // The driver prepares once per execution: one statement run.
+      if (counted) counted.n += 1;
       // Kysely opens a transaction with a plain (deferred) `begin`: it would take the write
       // lock only at its first write, and a transaction that read first could then fail
       // with SQLITE_BUSY_SNAPSHOT when another connection to the file (the CLI, a second

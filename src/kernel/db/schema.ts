@@ -75,6 +75,8 @@ export interface IdempotencyKeysTable {
   claim_token: string | null;
   /** Real epoch ms of the claim's last lease renewal; lapsed = its process is gone. */
   lease_ms: number | null;
+  /** JSON plan of a multi-step effect, kept across a takeover (claimPlan, migration 0019). */
+  progress: string | null;
 }
 
 export interface JobsTable {
@@ -215,6 +217,8 @@ export interface InternalAccountsTable {
   status: string;
   /** The reference a payer quotes on a deposit (sandbox funding instructions); unique. */
   funding_reference: string;
+  /** EMBEDDED_WALLET only: wallet privacy (0/1); NULL for holding accounts (migration 0021). */
+  private_enabled: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -348,6 +352,100 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   transaction_volumes: TransactionVolumesTable;
+  cards: CardsTable;
+  card_transactions: CardTransactionsTable;
+  card_reveals: CardRevealsTable;
+  embedded_wallets: import('../../areas/embedded-wallets/tables.js').EmbeddedWalletsTable;
+  wallet_credentials: import('../../areas/embedded-wallets/tables.js').WalletCredentialsTable;
+  wallet_sessions: import('../../areas/embedded-wallets/tables.js').WalletSessionsTable;
+  wallet_requests: import('../../areas/embedded-wallets/tables.js').WalletRequestsTable;
+  delegated_keys: import('../../areas/embedded-wallets/tables.js').DelegatedKeysTable;
+  wallet_settings: import('../../areas/embedded-wallets/tables.js').WalletSettingsTable;
+  list_counts: ListCountsTable;
+}
+
+/** A card (migration 0024, src/areas/cards). */
+export interface CardsTable {
+  /** `Card:<uuid v7>`. */
+  id: string;
+  platform_id: string;
+  /** The cardholder. */
+  customer_id: string;
+  platform_card_id: string;
+  /** PENDING_KYC | PROCESSING | ACTIVE | FROZEN | CLOSED. */
+  state: string;
+  /** ISSUER_REJECTED | CLOSED_BY_PLATFORM | CLOSED_BY_GRID, or NULL. */
+  state_reason: string | null;
+  brand: string;
+  form: string;
+  currency: string;
+  /** JSON array of internal account ids, in priority order ([] once closed). */
+  funding_sources: string;
+  max_spend_per_transaction: number | null;
+  last4: string | null;
+  exp_month: number | null;
+  exp_year: number | null;
+  /** The sandbox PAN and CVV, sealed (kernel/sealed.ts); NULL until provisioned. */
+  pan_sealed: string | null;
+  cvv_sealed: string | null;
+  /** The last 3 characters that decided the sandbox issuance. */
+  issuance_suffix: string;
+  processor_ref: string;
+  issuer_ref: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A card transaction: one authorization and what reconciled against it (migration 0024). */
+export interface CardTransactionsTable {
+  /** `CardTransaction:<uuid v7>`. */
+  id: string;
+  platform_id: string;
+  card_id: string;
+  customer_id: string;
+  platform_customer_id: string;
+  /** The funding internal account. */
+  account_id: string;
+  /** AUTHORIZATION | FINANCIAL_AUTHORIZATION | CREDIT_AUTHORIZATION | CREDIT_AUTHORIZATION_ADVICE | FINANCIAL_CREDIT_AUTHORIZATION. */
+  kind: string;
+  /** DEBIT | CREDIT. */
+  direction: string;
+  /** AUTHORIZED | PARTIALLY_SETTLED | SETTLED | REFUNDED | EXCEPTION. */
+  status: string;
+  /** The merchant-descriptor outcome: APPROVED | DELAYED_PULL | CONFIRMATION_FAILS. */
+  outcome: string;
+  /** JSON CardMerchant. */
+  merchant: string;
+  currency: string;
+  authorized_amount: number;
+  /** Authorized and not cleared nor released: held (debit) or pending (credit) on the account. */
+  open_amount: number;
+  settled_amount: number;
+  refunded_amount: number;
+  released_amount: number;
+  pull_count: number;
+  pull_total: number;
+  pull_pending: number;
+  settlement_count: number;
+  refund_count: number;
+  /** Ledger entries and jobs of this transaction so far (makes their idempotency keys unique). */
+  event_count: number;
+  issuer_transaction_token: string;
+  authorized_at: string;
+  last_event_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The audit trail of PAN reveals (migration 0024): who asked and when, never the URL. */
+export interface CardRevealsTable {
+  id: string;
+  platform_id: string;
+  card_id: string;
+  /** The API token that asked. */
+  actor: string;
+  expires_at: string;
+  created_at: string;
 }
 
 /**
@@ -415,6 +513,8 @@ export interface QuotesTable {
   expires_at: string;
   created_at: string;
   updated_at: string;
+  /** JSON: the SCA challenge a PENDING_AUTHORIZATION quote shows (migration 0023_sca); absent before. */
+  sca_challenge?: string | null;
 }
 
 export interface TransactionsTable {
@@ -548,4 +648,19 @@ export interface WebhookAttemptsTable {
   error: string | null;
   latency_ms: number;
   response_body: string | null;
+}
+
+/**
+ * Migration 0020_list_counts: the row counts of the lists' common pages, kept by triggers
+ * (kernel/db/list-counts.ts). A count is the sum of its stripes' `n` (PostgreSQL spreads
+ * concurrent commits over 8 stripes; SQLite uses stripe 0 only).
+ */
+export interface ListCountsTable {
+  platform_id: string;
+  /** The list: `customers`, `transactions`. */
+  list: string;
+  /** Which rows of it: `all`, `live` (customers not deleted). */
+  scope: string;
+  stripe: number;
+  n: number;
 }
