@@ -37,6 +37,7 @@ import { sandboxResetAdminRoutes, sandboxResetRoutes } from './sandbox-reset/rou
 import { opsRoutes } from './ops/routes.js';
 import { sandboxWebhookLogRoutes } from './sandbox-webhook-log/routes.js';
 import { sandboxLedgerRoutes } from './sandbox-ledger/routes.js';
+import { sandboxSeedRoutes } from './sandbox-seed/routes.js';
 import { dashboardPages } from '../dashboard/pages.js';
 
 // Every area's HTTP surface, in one place: a new area adds its plugins here. The app
@@ -80,6 +81,7 @@ export const apiPlugins: readonly Plugin[] = [
   requestLogRoutes,
   sandboxWebhookLogRoutes,
   sandboxLedgerRoutes,
+  sandboxSeedRoutes,
 ] as Plugin[];
 
 export const adminPlugins: readonly Plugin[] = [adminRoutes, webhookAdminRoutes, sandboxResetAdminRoutes] as Plugin[];
