@@ -93,8 +93,13 @@ export async function resetTables(store: Store): Promise<ResetTable[]> {
       remaining.delete(t);
     }
   }
-  return order;
+  // Tables kept by triggers on the others go last: emptied first, the others' deletes would
+  // leave their decrements behind (a customers totalCount of -5 after a reset).
+  return [...order.filter((t) => !DELETED_LAST.has(t.name)), ...order.filter((t) => DELETED_LAST.has(t.name))];
 }
+
+/** Emptied after every other table: their rows are written by triggers on the others (kernel/db/list-counts.ts). */
+const DELETED_LAST = new Set<string>(['list_counts']);
 
 /** Empty the tables of one platform (or of every platform when platformId is null). Returns rows deleted per table. */
 export async function deleteRows(db: AnyDb, tables: ResetTable[], platformId: string | null): Promise<Record<string, number>> {
