@@ -43,8 +43,8 @@ describe(`sandbox reset (${STORE})`, () => {
     expect(tables.indexOf('ledger_postings')).toBeLessThan(tables.indexOf('ledger_balances'));
     expect(tables.indexOf('webhook_attempts')).toBeLessThan(tables.indexOf('webhook_deliveries'));
     expect(tables.indexOf('verifications')).toBeLessThan(tables.indexOf('customers'));
-    // The kept counts (written by triggers on customers and transactions) go last.
-    expect(tables.at(-1)).toBe('list_counts');
+    // The kept counts are left to their triggers (the deletes bring them to zero).
+    expect(tables).not.toContain('list_counts');
   });
 
   it('covers a table added later without edits (any table with platform_id, and its children)', async () => {
