@@ -36,6 +36,8 @@ import { requestLogRoutes } from './request-log/routes.js';
 import { sandboxResetAdminRoutes, sandboxResetRoutes } from './sandbox-reset/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import { sandboxWebhookLogRoutes } from './sandbox-webhook-log/routes.js';
+import { sandboxLedgerRoutes } from './sandbox-ledger/routes.js';
+import { sandboxSeedRoutes } from './sandbox-seed/routes.js';
 import { dashboardPages } from '../dashboard/pages.js';
 
 // Every area's HTTP surface, in one place: a new area adds its plugins here. The app
@@ -78,6 +80,8 @@ export const apiPlugins: readonly Plugin[] = [
   sandboxResetRoutes,
   requestLogRoutes,
   sandboxWebhookLogRoutes,
+  sandboxLedgerRoutes,
+  sandboxSeedRoutes,
 ] as Plugin[];
 
 export const adminPlugins: readonly Plugin[] = [adminRoutes, webhookAdminRoutes, sandboxResetAdminRoutes] as Plugin[];

@@ -1,94 +1,289 @@
-// The dashboard's one script (served at /dashboard/app.js). Plain browser JavaScript.
+// The dashboard's one script (served at /dashboard/app.js). Plain browser JavaScript, no
+// framework, no build step: it reads the platform's own API (Basic auth with the API token
+// pair) or, signed in with the operator key, the /admin operator API (Bearer).
 export const DASHBOARD_SCRIPT = String.raw`
 const V = '/2025-10-13';
 const $ = (s) => document.querySelector(s);
-const esc = (v) => String(v ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 const auth = () => sessionStorage.getItem('auth');
-async function api(method, path, body) {
-  const res = await fetch(V + path, { method, headers: { authorization: auth(), ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  const json = res.status === 204 ? null : await res.json();
+const operator = () => sessionStorage.getItem('admin');
+const enc = encodeURIComponent;
+
+async function call(url, authorization, method, body) {
+  const res = await fetch(url, { method, headers: { authorization, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const text = await res.text();
+  const json = text ? JSON.parse(text) : null;
   if (!res.ok) throw new Error(res.status + ' ' + (json && json.code) + ': ' + (json && json.message));
   return json;
 }
-const link = (id) => id ? '<a href="#search/' + encodeURIComponent(id) + '">' + esc(id) + '</a>' : '';
-const money = (a) => a ? esc(a.amount) + ' ' + esc(a.currency && a.currency.code) : '';
-const table = (cols, rows) => '<table><tr>' + cols.map((c) => '<th>' + esc(c[0]) + '</th>').join('') + '</tr>' + rows.map((r) => '<tr>' + cols.map((c) => '<td>' + c[1](r) + '</td>').join('') + '</tr>').join('') + '</table>' + (rows.length ? '' : '<p class="muted">Nothing yet.</p>');
-const json = (v) => '<pre>' + esc(JSON.stringify(v, null, 2)) + '</pre>';
-async function act(fn) { try { await fn(); await render(); } catch (e) { alert(e.message); } }
-window.act = act; window.api = api;
+/** The platform's API (path under the version prefix). */
+const api = (method, path, body) => call(V + path, auth(), method, body);
+/** The operator API (path under /admin). */
+const admin = (method, path, body) => call('/admin' + path, operator(), method, body);
+/** A GET that answers null instead of failing (a part of a page the API may not offer). */
+const maybe = (path) => api('GET', path).catch(() => null);
 
-// The pages: a later area adds one entry here.
+// ---- Rendering helpers ---------------------------------------------------------------------
+
+/** The page of an id, from its type prefix; an id of another kind opens the search. */
+const ROUTES = { Customer: 'customer', Transaction: 'transaction', Quote: 'quote', InternalAccount: 'account', Agent: 'agents', Card: 'cards' };
+function link(id, label) {
+  if (!id) return '';
+  const kind = String(id).split(':')[0];
+  const page = ROUTES[kind];
+  const href = page === 'agents' || page === 'cards' ? '#' + page : page ? '#' + page + '/' + enc(id) : '#search/' + enc(id);
+  return '<a href="' + href + '" title="' + esc(id) + '">' + esc(label || short(id)) + '</a>';
+}
+/** "Customer:019a…e3f1": the type and the ends of the uuid, the whole id in the title. */
+const short = (id) => { const [k, u] = String(id).split(':'); return u && u.length > 12 ? k + ':' + u.slice(0, 8) + '…' + u.slice(-4) : String(id); };
+const money = (a) => a ? esc(fmt(a.amount, a.currency && a.currency.decimals)) + ' ' + esc(a.currency && a.currency.code) : '';
+const fmt = (n, d) => d ? (Number(n) / 10 ** d).toFixed(d) : String(n);
+const when = (t) => t ? '<span title="' + esc(t) + '">' + esc(String(t).replace('T', ' ').replace(/\.\d+Z$|Z$/, '')) + '</span>' : '';
+const badge = (s) => s ? '<span class="st st-' + esc(String(s).toLowerCase()) + '">' + esc(s) + '</span>' : '';
+function table(cols, rows, empty) {
+  return '<table><tr>' + cols.map((c) => '<th>' + esc(c[0]) + '</th>').join('') + '</tr>' +
+    rows.map((r) => '<tr>' + cols.map((c) => '<td>' + c[1](r) + '</td>').join('') + '</tr>').join('') + '</table>' +
+    (rows.length ? '' : '<p class="muted">' + esc(empty || 'Nothing yet.') + '</p>');
+}
+const json = (v) => '<details><summary>JSON</summary><pre>' + esc(JSON.stringify(v, null, 2)) + '</pre></details>';
+const excerpt = (s) => s ? '<code>' + esc(String(s).slice(0, 120)) + (String(s).length > 120 ? '…' : '') + '</code>' : '';
+/** A button that runs ACTIONS[name] with its data-* attributes. */
+const btn = (name, label, data) => '<button data-act="' + name + '"' + Object.entries(data || {}).map(([k, v]) => ' data-' + k + '="' + esc(v) + '"').join('') + '>' + esc(label) + '</button>';
+const count = (page) => page ? (page.totalCount ?? page.data.length) : '–';
+const h2 = (t, extra) => '<h2>' + esc(t) + '</h2>' + (extra || '');
+
+// ---- The form dialog (instead of prompt()) -------------------------------------------------
+
+/** Ask for fields [[name, label, default]] in the dialog; resolves with the values, or null when cancelled. */
+function ask(title, fields) {
+  const dlg = $('#ask');
+  dlg.innerHTML = '<form method="dialog"><h3>' + esc(title) + '</h3>' +
+    fields.map((f) => '<label>' + esc(f[1]) + '<input name="' + esc(f[0]) + '" value="' + esc(f[2] ?? '') + '"></label>').join('') +
+    '<p><button value="ok" id="ask-ok">OK</button> <button value="cancel" formnovalidate>Cancel</button></p></form>';
+  return new Promise((resolve) => {
+    const form = dlg.querySelector('form');
+    dlg.onclose = () => resolve(dlg.returnValue === 'ok' ? Object.fromEntries(new FormData(form)) : null);
+    dlg.returnValue = '';
+    dlg.showModal();
+  });
+}
+
+/** Run an action, say what it did (or why not), and draw the page again. */
+async function act(what, fn) {
+  try { await fn(); note(what + '.'); await render(); }
+  catch (e) { note(what + ': ' + e.message, true); }
+}
+function note(text, bad) { const n = $('#note'); n.textContent = text; n.className = bad ? 'err' : 'ok'; }
+
+// ---- Sandbox actions (buttons carry data-act="<name>") --------------------------------------
+
+const ACTIONS = {
+  advance: async () => { const v = await ask('Advance the sandbox clock', [['seconds', 'Seconds', '60']]); if (v) return act('Clock advanced', () => api('POST', '/sandbox/clock/advance', { seconds: Number(v.seconds) })); },
+  testWebhook: () => act('Test webhook', () => api('POST', '/sandbox/webhooks/test')),
+  seed: () => act('Seed', () => api('POST', '/sandbox/seed')),
+  reset: () => confirm('Reset this platform? Everything it made in the sandbox is deleted.') && act('Reset', () => api('POST', '/sandbox/reset')),
+  fund: async (d) => { const v = await ask('Fund ' + d.id, [['amount', 'Amount (smallest unit, e.g. cents)', '10000']]); if (v) return act('Funded', () => api('POST', '/sandbox/internal-accounts/' + enc(d.id) + '/fund', { amount: Number(v.amount) })); },
+  receive: async (d) => {
+    const v = await ask('Simulate an incoming UMA payment', [['senderUmaAddress', 'Sender (a sandbox UMA address)', '$success.usd@sandbox.uma.money'], ['customerId', 'Receiving customer id', d.customer || ''], ['receivingCurrencyCode', 'Currency', 'USD'], ['receivingCurrencyAmount', 'Amount (smallest unit)', '5000']]);
+    if (v) return act('Incoming payment', () => api('POST', '/sandbox/uma/receive', { ...v, receivingCurrencyAmount: Number(v.receivingCurrencyAmount) }));
+  },
+  approve: (d) => act('Approved', () => api('POST', '/transactions/' + enc(d.id) + '/approve', {})),
+  reject: async (d) => { const v = await ask('Reject ' + d.id, [['reason', 'Reason', 'Rejected from the dashboard']]); if (v) return act('Rejected', () => api('POST', '/transactions/' + enc(d.id) + '/reject', v.reason ? { reason: v.reason } : {})); },
+  approveAction: (d) => act('Action approved', () => api('POST', '/agents/' + enc(d.agent) + '/actions/' + enc(d.id) + '/approve', {})),
+  rejectAction: async (d) => { const v = await ask('Reject the agent action', [['reason', 'Reason', 'Rejected from the dashboard']]); if (v) return act('Action rejected', () => api('POST', '/agents/' + enc(d.agent) + '/actions/' + enc(d.id) + '/reject', v.reason ? { reason: v.reason } : {})); },
+  redeliver: (d) => act('Redelivery scheduled', () => api('POST', '/sandbox/webhook-deliveries/' + enc(d.id) + '/redeliver')),
+  resetPlatform: (d) => confirm('Reset platform ' + d.id + '?') && act('Platform reset', () => admin('POST', '/platforms/' + enc(d.id) + '/reset')),
+  resetAll: () => confirm('Reset every platform?') && act('Every platform reset', () => admin('POST', '/sandbox/reset')),
+};
+document.addEventListener('click', (e) => {
+  const b = e.target.closest && e.target.closest('button[data-act]');
+  if (b) { e.preventDefault(); ACTIONS[b.dataset.act](b.dataset); }
+});
+
+// ---- Timelines -----------------------------------------------------------------------------
+
+/** The states and events of a resource: its own times plus every webhook event about it (with the delivery's status). */
+async function timeline(points, resourceIds) {
+  const lists = await Promise.all(resourceIds.filter(Boolean).map((id) => api('GET', '/sandbox/webhook-deliveries?limit=100&resourceId=' + enc(id))));
+  const events = lists.flatMap((l) => l.data).map((d) => [d.createdAt, d.type, 'webhook ' + d.status.toLowerCase() + (d.attempts ? ' after ' + d.attempts + ' attempt(s)' : '') + (d.lastStatusCode ? ', answered ' + d.lastStatusCode : '')]);
+  const all = [...points.filter((p) => p[0]), ...events].sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  return '<ol class="timeline">' + all.map((p) => '<li>' + when(p[0]) + ' <b>' + esc(p[1]) + '</b> <span class="muted">' + esc(p[2] || '') + '</span></li>').join('') + '</ol>';
+}
+
+async function allInternalAccounts() {
+  const [c, p] = await Promise.all([api('GET', '/customers/internal-accounts?limit=100'), api('GET', '/platform/internal-accounts')]);
+  return [...p.data, ...c.data];
+}
+
+const accountCols = [['Account', (a) => link(a.id)], ['Customer', (a) => link(a.customerId) || 'platform'], ['Type', (a) => esc(a.type)], ['Available', (a) => money(a.balance)], ['Total', (a) => money(a.totalBalance)], ['Status', (a) => badge(a.status)],
+  ['', (a) => btn('fund', 'Fund', { id: a.id }) + ' <a href="#account/' + enc(a.id) + '">Ledger</a>']];
+const externalCols = [['External account', (a) => esc(short(a.id))], ['Customer', (a) => link(a.customerId) || 'platform'], ['Currency', (a) => esc(a.currency)], ['Type', (a) => esc(a.accountInfo && a.accountInfo.accountType)], ['Status', (a) => badge(a.status)],
+  ['Beneficiary', (a) => { const b = a.accountInfo && a.accountInfo.beneficiary; return b ? esc(b.fullName || b.legalName) + ' <span class="muted">' + esc(b.beneficiaryType) + '</span>' : ''; }], ['Ownership', (a) => esc(a.ownershipType)]];
+const txCols = [['Transaction', (t) => link(t.id)], ['Type', (t) => esc(t.type)], ['Status', (t) => badge(t.status)], ['Sent', (t) => money(t.sentAmount)], ['Received', (t) => money(t.receivedAmount)], ['Customer', (t) => link(t.customerId)],
+  ['Updated', (t) => when(t.updatedAt)], ['', (t) => t.status === 'PENDING' ? btn('approve', 'Approve', { id: t.id }) + btn('reject', 'Reject', { id: t.id }) : '']];
+const cardCols = [['Card', (c) => esc(short(c.id))], ['Cardholder', (c) => link(c.cardholderId)], ['State', (c) => badge(c.state)], ['Brand', (c) => esc(c.brand)], ['Form', (c) => esc(c.form)], ['Last 4', (c) => esc(c.last4)],
+  ['Funding sources', (c) => c.fundingSources.map((id) => link(id)).join('<br>')], ['Created', (c) => when(c.createdAt)]];
+const actionAmount = (x) => x.quote ? esc(fmt(x.quote.totalSendingAmount, x.quote.sendingCurrency && x.quote.sendingCurrency.decimals)) + ' ' + esc(x.quote.sendingCurrency && x.quote.sendingCurrency.code) : x.transferDetails ? esc(x.transferDetails.amount) + ' ' + esc(x.transferDetails.currency) : '';
+const endpointOf = (s) => s ? (s.accountId ? link(s.accountId) : esc(s.umaAddress || s.sourceType || s.destinationType)) : '';
+
+// ---- The pages: [hash, title, render]; a page with a parameter is "<hash>/<id>" --------------
+
 const PAGES = [
   ['overview', 'Overview', async () => {
-    const [clock, customers, tx, reqs] = await Promise.all([api('GET', '/sandbox/clock'), api('GET', '/customers?limit=100'), api('GET', '/transactions?limit=100'), api('GET', '/sandbox/requests?limit=10')]);
-    return '<h2>Overview</h2><p>Sandbox clock: <b id="clock">' + esc(clock.now) + '</b> (offset ' + esc(clock.offsetSeconds) + ' s)</p>' +
-      '<p>Customers: <b>' + customers.data.length + '</b> · Transactions: <b>' + tx.data.length + '</b></p>' +
-      '<p><button id="advance" onclick="act(() => api(\'POST\', \'/sandbox/clock/advance\', { seconds: Number(prompt(\'Seconds\', \'60\')) }))">Advance the clock</button>' +
-      '<button id="test-webhook" onclick="act(() => api(\'POST\', \'/sandbox/webhooks/test\'))">Send the test webhook</button>' +
-      '<button id="reset" onclick="confirm(\'Reset this platform?\') && act(() => api(\'POST\', \'/sandbox/reset\'))">Reset the platform</button></p>' +
-      '<h3>Recent activity</h3>' + table([['Method', (r) => esc(r.method)], ['Path', (r) => esc(r.path)], ['Status', (r) => esc(r.status)]], reqs.data);
+    const [clock, customers, tx, accounts, deliveries, approvals, reqs] = await Promise.all([api('GET', '/sandbox/clock'), api('GET', '/customers?limit=1'), api('GET', '/transactions?limit=1'),
+      api('GET', '/customers/internal-accounts?limit=1'), api('GET', '/sandbox/webhook-deliveries?limit=5'), maybe('/agents/approvals?limit=1'), api('GET', '/sandbox/requests?limit=10')]);
+    return h2('Overview') + '<p>Sandbox clock: <b id="clock">' + esc(clock.now) + '</b> <span class="muted">(offset ' + esc(clock.offsetSeconds) + ' s)</span></p>' +
+      '<div class="cards"><a href="#customers"><b>' + count(customers) + '</b> customers</a><a href="#accounts"><b>' + count(accounts) + '</b> customer accounts</a><a href="#transactions"><b>' + count(tx) + '</b> transactions</a>' +
+      '<a href="#webhooks"><b>' + count(deliveries) + '</b> webhook deliveries</a><a href="#approvals"><b>' + count(approvals) + '</b> pending approvals</a></div>' +
+      '<p class="actions">' + btn('advance', 'Advance the clock') + btn('testWebhook', 'Send the test webhook') + btn('receive', 'Simulate an incoming UMA payment') + btn('seed', 'Seed demo data') + btn('reset', 'Reset the platform') + '</p>' +
+      '<div class="two"><div><h3>Recent requests</h3>' + table([['At', (r) => when(r.at)], ['Request', (r) => esc(r.method + ' ' + r.path)], ['Status', (r) => esc(r.status)]], reqs.data) + '</div>' +
+      '<div><h3>Recent webhooks</h3>' + table([['Created', (d) => when(d.createdAt)], ['Type', (d) => esc(d.type)], ['Resource', (d) => link(d.resourceId)], ['Status', (d) => badge(d.status)]], deliveries.data) + '</div></div>';
   }],
   ['customers', 'Customers', async () => {
     const r = await api('GET', '/customers?limit=100');
-    return '<h2>Customers</h2>' + table([['Id', (c) => link(c.id)], ['Type', (c) => esc(c.customerType)], ['Name', (c) => esc(c.fullName || (c.businessInfo && c.businessInfo.legalName))], ['KYC/KYB', (c) => esc(c.kycStatus || c.kybStatus)], ['Created', (c) => esc(c.createdAt)]], r.data);
+    return h2('Customers') + table([['Customer', (c) => link(c.id)], ['Name', (c) => link(c.id, c.fullName || (c.businessInfo && c.businessInfo.legalName) || c.id)], ['Type', (c) => esc(c.customerType)], ['KYC/KYB', (c) => badge(c.kycStatus || c.kybStatus)],
+      ['UMA address', (c) => esc(c.umaAddress)], ['Created', (c) => when(c.createdAt)]], r.data);
   }],
-  ['accounts', 'Internal accounts', async () => {
-    const [c, p] = await Promise.all([api('GET', '/customers/internal-accounts?limit=100'), api('GET', '/platform/internal-accounts')]);
-    return '<h2>Internal accounts</h2>' + table([['Id', (a) => link(a.id)], ['Customer', (a) => link(a.customerId) || 'platform'], ['Balance', (a) => money(a.balance)], ['Total', (a) => money(a.totalBalance)], ['Status', (a) => esc(a.status)],
-      ['', (a) => '<button onclick="act(() => api(\'POST\', \'/sandbox/internal-accounts/' + encodeURIComponent(a.id) + '/fund\', { amount: Number(prompt(\'Amount (minor units)\', \'10000\')) }))">Fund</button>']], [...p.data, ...c.data]);
+  ['customer', null, async (id) => {
+    const c = await api('GET', '/customers/' + enc(id));
+    const business = c.customerType === 'BUSINESS';
+    const [verifications, documents, owners, accounts, external, tx, cards] = await Promise.all([maybe('/verifications?limit=100&customerId=' + enc(id)), maybe('/documents?limit=100&documentHolder=' + enc(id)),
+      business ? maybe('/beneficial-owners?limit=100&customerId=' + enc(id)) : null, api('GET', '/customers/internal-accounts?limit=100&customerId=' + enc(id)),
+      api('GET', '/customers/external-accounts?limit=100&customerId=' + enc(id)), api('GET', '/transactions?limit=100&customerId=' + enc(id)), maybe('/cards?limit=100&cardholderId=' + enc(id))]);
+    const errors = (verifications ? verifications.data : []).flatMap((v) => v.errors.map((e) => ({ ...e, verificationId: v.id, verificationStatus: v.verificationStatus })));
+    return h2(c.fullName || (c.businessInfo && c.businessInfo.legalName) || id) + '<p class="muted">' + esc(id) + '</p>' +
+      '<p>' + esc(c.customerType) + ' · ' + (business ? 'KYB' : 'KYC') + ' ' + badge(c.kycStatus || c.kybStatus) + (c.umaAddress ? ' · ' + esc(c.umaAddress) : '') + ' · created ' + when(c.createdAt) + '</p>' +
+      '<p class="actions">' + btn('receive', 'Simulate an incoming UMA payment', { customer: id }) + '</p>' +
+      '<h3>Verifications</h3>' + table([['Verification', (v) => esc(short(v.id))], ['Status', (v) => badge(v.verificationStatus)], ['Errors', (v) => esc(v.errors.length)], ['Updated', (v) => when(v.updatedAt)]], verifications ? verifications.data : [], 'Not submitted for verification.') +
+      (errors.length ? '<h3>Verification errors</h3>' + table([['Type', (e) => esc(e.type)], ['About', (e) => link(e.resourceId)], ['Field', (e) => esc(e.field)], ['Reason', (e) => esc(e.reason)], ['Accepted documents', (e) => esc((e.acceptedDocumentTypes || []).join(', '))]], errors) : '') +
+      '<h3>Documents</h3>' + table([['Document', (d) => esc(short(d.id))], ['Type', (d) => esc(d.documentType)], ['Side', (d) => esc(d.side)], ['Country', (d) => esc(d.country)], ['File', (d) => esc(d.fileName)], ['Uploaded', (d) => when(d.createdAt)]], documents ? documents.data : [], 'No documents.') +
+      (business ? '<h3>Beneficial owners</h3>' + table([['Owner', (o) => esc(short(o.id))], ['Name', (o) => esc(o.personalInfo ? [o.personalInfo.firstName, o.personalInfo.lastName].join(' ') : '')], ['Roles', (o) => esc((o.roles || []).join(', '))], ['Ownership %', (o) => esc(o.ownershipPercentage)], ['KYC', (o) => badge(o.kycStatus)]], owners ? owners.data : [], 'No beneficial owners.') : '') +
+      '<h3>Internal accounts</h3>' + table(accountCols, accounts.data, 'No internal accounts (the end-user terms are not on file, or no currencies).') +
+      '<h3>External accounts</h3>' + table(externalCols, external.data) +
+      '<h3>Transactions</h3>' + table(txCols, tx.data) +
+      '<h3>Cards</h3>' + table(cardCols, cards ? cards.data : []) + json(c);
   }],
-  ['external', 'External accounts', async () => {
-    const r = await api('GET', '/customers/external-accounts?limit=100');
-    return '<h2>External accounts</h2>' + table([['Id', (a) => link(a.id)], ['Customer', (a) => link(a.customerId)], ['Currency', (a) => esc(a.currency)], ['Status', (a) => esc(a.status)], ['Beneficiary', (a) => esc(JSON.stringify(a.accountInfo && a.accountInfo.beneficiary))]], r.data);
+  ['accounts', 'Internal accounts', async () => h2('Internal accounts') + table(accountCols, await allInternalAccounts())],
+  ['account', null, async (id) => {
+    const [accounts, entries, tx] = await Promise.all([allInternalAccounts(), api('GET', '/sandbox/internal-accounts/' + enc(id) + '/ledger-entries?limit=100'), api('GET', '/transactions?limit=100&accountIdentifier=' + enc(id))]);
+    const a = accounts.find((x) => x.id === id);
+    return h2('Internal account') + '<p class="muted">' + esc(id) + '</p>' + (a ? table(accountCols, [a]) : '') +
+      '<h3>Ledger entries</h3>' + table([['At', (e) => when(e.createdAt)], ['Kind', (e) => esc(e.kind)], ['Lines on this account', (e) => e.postings.map((p) => esc(p.bucket) + ' ' + esc(p.amount > 0 ? '+' + p.amount : p.amount)).join('<br>')],
+        ['Available', (e) => esc(e.availableChange)], ['Total', (e) => esc(e.totalChange)], ['Caused by', (e) => link(e.referenceId)], ['Memo', (e) => esc(e.memo)]], entries.data, 'No ledger entries: nothing moved this account yet.') +
+      '<h3>Transactions</h3>' + table(txCols, tx.data);
   }],
-  ['transactions', 'Transactions', async () => {
-    const r = await api('GET', '/transactions?limit=100');
-    return '<h2>Transactions</h2>' + table([['Id', (t) => link(t.id)], ['Type', (t) => esc(t.type)], ['Status', (t) => esc(t.status)], ['Amount', (t) => money(t.sentAmount || t.receivedAmount)], ['Updated', (t) => esc(t.updatedAt)]], r.data);
+  ['external', 'External accounts', async () => h2('External accounts') + table(externalCols, (await api('GET', '/customers/external-accounts?limit=100')).data)],
+  ['quotes', 'Quotes', async () => {
+    const r = await api('GET', '/quotes?limit=100');
+    return h2('Quotes') + table([['Quote', (q) => link(q.id)], ['Status', (q) => badge(q.status)], ['Sends', (q) => esc(fmt(q.totalSendingAmount, q.sendingCurrency.decimals)) + ' ' + esc(q.sendingCurrency.code)],
+      ['Receives', (q) => esc(fmt(q.totalReceivingAmount, q.receivingCurrency.decimals)) + ' ' + esc(q.receivingCurrency.code)], ['From', (q) => endpointOf(q.source)], ['To', (q) => endpointOf(q.destination)], ['Transaction', (q) => link(q.transactionId)], ['Expires', (q) => when(q.expiresAt)]], r.data);
+  }],
+  ['quote', null, async (id) => {
+    const q = await api('GET', '/quotes/' + enc(id));
+    const tx = q.transactionId ? await maybe('/transactions/' + enc(q.transactionId)) : null;
+    const points = [[q.createdAt, 'CREATED', 'quote'], [q.expiresAt, 'EXPIRES', 'the locked rate stops being executable'], ...(tx ? [[tx.createdAt, 'TRANSACTION ' + tx.id.slice(0, 20) + '…', 'created ' + tx.type], [tx.settledAt, 'SETTLED', ''], [tx.updatedAt, tx.status, 'transaction status now']] : [])];
+    return h2('Quote ' + q.status) + '<p class="muted">' + esc(id) + '</p>' +
+      '<p>From ' + endpointOf(q.source) + ' to ' + endpointOf(q.destination) + ' · sends ' + esc(fmt(q.totalSendingAmount, q.sendingCurrency.decimals)) + ' ' + esc(q.sendingCurrency.code) + ', receives ' + esc(fmt(q.totalReceivingAmount, q.receivingCurrency.decimals)) + ' ' + esc(q.receivingCurrency.code) +
+      ' · transaction ' + link(q.transactionId) + '</p><h3>Timeline</h3>' + await timeline(points, [q.id, q.transactionId]) + json(q);
+  }],
+  ['transactions', 'Transactions', async () => h2('Transactions', '<p class="actions">' + btn('receive', 'Simulate an incoming UMA payment') + '</p>') + table(txCols, (await api('GET', '/transactions?limit=100')).data)],
+  ['transaction', null, async (id) => {
+    const t = await api('GET', '/transactions/' + enc(id));
+    const points = [[t.createdAt, 'CREATED', t.type + ' ' + (t.description || '')], [t.refund && t.refund.initiatedAt, 'REFUND ' + (t.refund && t.refund.status), t.refund && t.refund.reason], [t.refund && t.refund.settledAt, 'REFUND SETTLED', ''],
+      [t.settledAt, 'SETTLED', ''], [t.updatedAt, t.status, (t.failureReason ? t.failureReason + ' · ' : '') + 'status now']];
+    return h2('Transaction ' + t.status) + '<p class="muted">' + esc(id) + '</p>' +
+      '<p>' + esc(t.type) + ' · ' + badge(t.status) + ' · customer ' + link(t.customerId) + ' · from ' + endpointOf(t.source) + ' to ' + endpointOf(t.destination) + (t.quoteId ? ' · quote ' + link(t.quoteId) : '') + (t.agentId ? ' · agent ' + link(t.agentId) : '') + '</p>' +
+      '<p>Sent ' + money(t.sentAmount) + ' · received ' + money(t.receivedAmount) + (t.fees ? ' · fees ' + esc(t.fees) : '') + '</p>' +
+      (t.status === 'PENDING' ? '<p class="actions">' + btn('approve', 'Approve', { id: t.id }) + btn('reject', 'Reject', { id: t.id }) + '</p>' : '') +
+      '<h3>Timeline</h3>' + await timeline(points, [t.id, t.quoteId]) + json(t);
+  }],
+  ['cards', 'Cards', async () => h2('Cards') + table(cardCols, (await api('GET', '/cards?limit=100')).data)],
+  ['agents', 'Agents', async () => {
+    const r = await api('GET', '/agents?limit=100');
+    return h2('Agents') + table([['Agent', (a) => esc(short(a.id))], ['Name', (a) => esc(a.name)], ['Customer', (a) => link(a.customerId)], ['Paused', (a) => a.isPaused ? 'yes' : 'no'], ['Connected', (a) => a.isConnected ? 'yes' : 'no'],
+      ['Mode', (a) => esc(a.policy && a.policy.defaultExecutionMode)], ['Usage', (a) => esc(a.usage ? a.usage.dailyTransactionCount + ' today, ' + a.usage.dailySpend + ' spent today' : '')], ['Created', (a) => when(a.createdAt)]], r.data);
+  }],
+  ['approvals', 'Approvals', async () => {
+    const r = await api('GET', '/agents/approvals?limit=100');
+    return h2('Agent actions pending approval') + table([['Action', (x) => esc(short(x.id))], ['Agent', (x) => esc(short(x.agentId))], ['Customer', (x) => link(x.customerId)], ['Type', (x) => esc(x.type)], ['Amount', actionAmount],
+      ['Why', (x) => esc(x.policyDecision && x.policyDecision.reasons.join(', '))], ['Expires', (x) => when(x.expiresAt)], ['', (x) => btn('approveAction', 'Approve', { id: x.id, agent: x.agentId }) + btn('rejectAction', 'Reject', { id: x.id, agent: x.agentId })]], r.data, 'No action is waiting for approval.');
   }],
   ['webhooks', 'Webhook deliveries', async () => {
     const r = await api('GET', '/sandbox/webhook-deliveries?limit=100');
-    return '<h2>Webhook deliveries</h2>' + table([['Type', (d) => esc(d.type)], ['Resource', (d) => link(d.resourceId)], ['Status', (d) => esc(d.status)], ['Attempts', (d) => json(d.attemptLog)],
-      ['', (d) => '<button onclick="act(() => api(\'POST\', \'/sandbox/webhook-deliveries/' + encodeURIComponent(d.id) + '/redeliver\'))">Redeliver</button>']], r.data);
+    return h2('Webhook deliveries') + table([['Created', (d) => when(d.createdAt)], ['Type', (d) => esc(d.type)], ['Resource', (d) => link(d.resourceId)], ['Status', (d) => badge(d.status)],
+      ['Attempts', (d) => d.attemptLog.length ? '<table class="attempts">' + d.attemptLog.map((a) => '<tr><td>#' + esc(a.attempt) + '</td><td>' + when(a.startedAt) + '</td><td>' + esc(a.statusCode ?? a.error) + '</td><td>' + esc(a.latencyMs) + ' ms</td><td>' + excerpt(a.responseBody) + '</td></tr>').join('') + '</table>' : '<span class="muted">none</span>'],
+      ['', (d) => btn('redeliver', 'Redeliver', { id: d.id })]], r.data);
   }],
   ['requests', 'Request log', async () => {
     const r = await api('GET', '/sandbox/requests');
-    return '<h2>Request log</h2>' + table([['At', (e) => esc(e.at)], ['Request', (e) => esc(e.method + ' ' + e.path)], ['Status', (e) => esc(e.status)], ['ms', (e) => esc(e.latencyMs)], ['Idempotency-Key', (e) => esc(e.idempotencyKey) + (e.replayed ? ' (replayed)' : '')], ['Request body', (e) => json(e.requestBody)], ['Response body', (e) => json(e.responseBody)]], r.data);
+    return h2('Request log') + table([['At', (e) => when(e.at)], ['Request', (e) => esc(e.method + ' ' + e.path)], ['Status', (e) => esc(e.status)], ['ms', (e) => esc(e.latencyMs)], ['Idempotency-Key', (e) => esc(e.idempotencyKey) + (e.replayed ? ' (replayed)' : '')],
+      ['Bodies', (e) => (e.requestBody != null ? '<details><summary>request</summary><pre>' + esc(JSON.stringify(e.requestBody, null, 2)) + '</pre></details>' : '') + (e.responseBody != null ? '<details><summary>response</summary><pre>' + esc(JSON.stringify(e.responseBody, null, 2)) + '</pre></details>' : '')]], r.data);
+  }],
+];
+
+// The operator's pages (signed in with PAYMENTS_ADMIN_KEY).
+const OPERATOR_PAGES = [
+  ['platforms', 'Platforms', async () => {
+    const r = await admin('GET', '/platforms');
+    return h2('All platforms') + '<p class="actions">' + btn('resetAll', 'Reset every platform') + '</p>' +
+      table([['Platform', (p) => esc(p.id)], ['Name', (p) => esc(p.name) + (p.isDefault ? ' <span class="muted">(default)</span>' : '')], ['Regulated', (p) => p.regulated ? 'yes' : 'no'], ['Clock offset', (p) => esc(Math.round(p.sandboxClockOffsetMs / 1000)) + ' s'],
+        ['Created', (p) => when(p.createdAt)], ['', (p) => btn('resetPlatform', 'Reset', { id: p.id })]], r.data);
   }],
 ];
 
 async function search(id) {
-  for (const p of ['/customers/', '/transactions/', '/quotes/', '/customers/internal-accounts/', '/customers/external-accounts/']) {
-    try { return '<h2>' + esc(id) + '</h2>' + json(await api('GET', p + encodeURIComponent(id))); } catch {}
+  id = id.trim();
+  if (ROUTES[id.split(':')[0]] && !['agents', 'cards'].includes(ROUTES[id.split(':')[0]])) { location.hash = '#' + ROUTES[id.split(':')[0]] + '/' + enc(id); return null; }
+  for (const p of ['/customers/', '/transactions/', '/quotes/', '/cards/', '/agents/', '/customers/external-accounts/']) {
+    try { return h2(id) + '<pre>' + esc(JSON.stringify(await api('GET', p + enc(id)), null, 2)) + '</pre>'; } catch {}
   }
   return '<p class="err">Nothing found for ' + esc(id) + '</p>';
 }
 
 function signin() {
-  $('#main').innerHTML = '<form class="signin" id="signin"><h2>Sign in</h2><label>Client id (API token id)<input name="id" required></label><label>Client secret<input name="secret" type="password" required></label><button>Sign in</button><p class="err" id="err"></p></form>';
+  $('#nav').innerHTML = '';
+  $('#who').textContent = '';
+  $('#note').textContent = '';
+  $('#search').hidden = true;
+  $('#search').reset();
+  $('#main').innerHTML = '<div class="signin"><form id="signin"><h2>Sign in with an API token</h2><label>Client id (API token id)<input name="id" required></label><label>Client secret<input name="secret" type="password" required></label><button>Sign in</button><p class="err" id="err"></p></form>' +
+    '<form id="signin-operator"><h2>Operator</h2><label>Operator key (PAYMENTS_ADMIN_KEY)<input name="key" type="password" required></label><button>Sign in as operator</button><p class="err" id="err-operator"></p></form></div>';
   $('#signin').onsubmit = async (e) => {
     e.preventDefault();
     const f = new FormData(e.target);
     sessionStorage.setItem('auth', 'Basic ' + btoa(f.get('id') + ':' + f.get('secret')));
     try { await api('GET', '/sandbox/clock'); location.hash = '#overview'; render(); } catch (err) { sessionStorage.removeItem('auth'); $('#err').textContent = err.message; }
   };
+  $('#signin-operator').onsubmit = async (e) => {
+    e.preventDefault();
+    sessionStorage.setItem('admin', 'Bearer ' + new FormData(e.target).get('key'));
+    try { await admin('GET', '/platforms'); location.hash = '#platforms'; render(); } catch (err) { sessionStorage.removeItem('admin'); $('#err-operator').textContent = err.message; }
+  };
 }
 
 let busy = false;
 async function render() {
-  if (!auth()) return signin();
-  const hash = location.hash.slice(1) || 'overview';
-  $('#nav').innerHTML = PAGES.map((p) => '<a href="#' + p[0] + '"' + (hash === p[0] ? ' class="on"' : '') + '>' + esc(p[1]) + '</a>').join(' · ') + ' · <a href="#" id="signout">Sign out</a>';
-  $('#signout').onclick = () => { sessionStorage.removeItem('auth'); signin(); };
+  if (!auth() && !operator()) return signin();
+  const pages = auth() ? PAGES : OPERATOR_PAGES;
+  const hash = decodeURIComponent(location.hash.slice(1)) || pages[0][0];
+  const [name, ...rest] = hash.split('/');
+  const param = rest.join('/');
+  $('#nav').innerHTML = pages.filter((p) => p[1]).map((p) => '<a href="#' + p[0] + '"' + (name === p[0] ? ' class="on"' : '') + '>' + esc(p[1]) + '</a>').join('') + '<a href="#" id="signout">Sign out</a>';
+  $('#who').textContent = auth() ? 'platform' : 'operator: all platforms';
+  $('#search').hidden = !auth(); // search reads the platform's API
+  $('#signout').onclick = (e) => { e.preventDefault(); sessionStorage.removeItem('auth'); sessionStorage.removeItem('admin'); location.hash = ''; signin(); };
   busy = true;
   try {
-    const page = PAGES.find((p) => p[0] === hash);
-    $('#main').innerHTML = hash.startsWith('search/') ? await search(decodeURIComponent(hash.slice(7))) : await (page || PAGES[0])[2]();
+    const page = pages.find((p) => p[0] === name) || pages[0];
+    const html = name === 'search' && auth() ? await search(param) : await page[2](param);
+    if (html !== null) { $('#main').innerHTML = html; $('#main').dataset.page = name; }
   } catch (e) { $('#main').innerHTML = '<p class="err">' + esc(e.message) + '</p>'; }
   busy = false;
 }
-$('#search').onsubmit = (e) => { e.preventDefault(); location.hash = '#search/' + encodeURIComponent(new FormData(e.target).get('q')); };
+$('#search').onsubmit = (e) => { e.preventDefault(); location.hash = '#search/' + enc(new FormData(e.target).get('q')); };
 window.onhashchange = render;
-// Live updates: the open page is read again every 3 seconds.
-setInterval(() => { if (auth() && !busy && !document.querySelector('input:focus')) render(); }, 3000);
+// Live updates: the open page is read again every 3 seconds (not while typing or in the dialog,
+// nor while a JSON block is open).
+setInterval(() => { if ((auth() || operator()) && !busy && !document.querySelector('input:focus, dialog[open], details[open]')) render(); }, 3000);
 render();
 `;

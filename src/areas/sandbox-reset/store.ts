@@ -73,7 +73,7 @@ export async function resetTables(store: Store): Promise<ResetTable[]> {
   const { columns, fks } = await tablesAndKeys(store);
   const chosen = new Map<string, ResetTable>();
   for (const [name, cols] of columns) {
-    if (name.startsWith('kysely_') || KEPT_ON_RESET.has(name)) continue;
+    if (name.startsWith('kysely_') || KEPT_ON_RESET.has(name) || KEPT_BY_TRIGGERS.has(name)) continue;
     if (cols.has('platform_id')) chosen.set(name, { name, scoped: true });
   }
   // Children without platform_id, reached through a foreign key to an emptied table.
@@ -95,6 +95,14 @@ export async function resetTables(store: Store): Promise<ResetTable[]> {
   }
   return order;
 }
+
+/**
+ * Never deleted by a reset: written by triggers on the tables a reset empties
+ * (kernel/db/list-counts.ts), so the deletes themselves bring them to zero: at once on
+ * SQLite, at commit on PostgreSQL (deferred triggers). Deleting them would leave the
+ * decrements alone (a customers totalCount of -5 after a reset).
+ */
+export const KEPT_BY_TRIGGERS = new Set<string>(['list_counts']);
 
 /** Empty the tables of one platform (or of every platform when platformId is null). Returns rows deleted per table. */
 export async function deleteRows(db: AnyDb, tables: ResetTable[], platformId: string | null): Promise<Record<string, number>> {
