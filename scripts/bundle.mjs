@@ -11,6 +11,10 @@
 // Without --force it does nothing when the bundle is newer than everything it is made of
 // (src/, package.json, the lock files, this script): a restart costs no rebuild.
 //
+// Beside it, dist/bundle/index.js: the package entry (src/index.ts, the helpers a platform
+// imports, such as verifyWebhookSignature). `prepare` runs this script, so the entry exists
+// right after `npm install` of a checkout or a git dependency, and before `npm pack`.
+//
 //   node scripts/bundle.mjs [--outfile dist/bundle/main.js] [--force]
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -37,7 +41,9 @@ function newestInput() {
   return newest;
 }
 
-if (!values.force && existsSync(outfile) && existsSync(`${outfile}.map`) && statSync(outfile).mtimeMs > newestInput()) process.exit(0);
+const entryfile = join(dirname(outfile), 'index.js');
+const built = [outfile, `${outfile}.map`, entryfile].every((f) => existsSync(f));
+if (!values.force && built && Math.min(statSync(outfile).mtimeMs, statSync(entryfile).mtimeMs) > newestInput()) process.exit(0);
 
 // Feedback while it builds (the first `npm start`, or after an edit): on stderr, so stdout
 // stays the server's JSON log lines.
@@ -56,9 +62,7 @@ const external = Object.keys(pkg.dependencies ?? {}).filter((name) => {
 
 // Written beside the target, then renamed over it: a server starting meanwhile (two
 // `npm start` at once) reads the old file or the new one, never half of one.
-const result = await build({
-  entryPoints: [join(ROOT, 'src', 'main.ts')],
-  outfile,
+const options = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -68,10 +72,14 @@ const result = await build({
   legalComments: 'none',
   logLevel: 'warning',
   write: false,
-});
+};
+const results = await Promise.all([
+  build({ ...options, entryPoints: [join(ROOT, 'src', 'main.ts')], outfile }),
+  build({ ...options, entryPoints: [join(ROOT, 'src', 'index.ts')], outfile: entryfile }),
+]);
 mkdirSync(dirname(outfile), { recursive: true });
-// The map first: the code names it.
-const files = [...result.outputFiles].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
+// The maps first: the code names them.
+const files = results.flatMap((r) => r.outputFiles).sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
 for (const file of files) {
   const temp = `${file.path}.${process.pid}.tmp`;
   writeFileSync(temp, file.contents);
