@@ -102,10 +102,10 @@ document.addEventListener('click', (e) => {
 
 // ---- Timelines -----------------------------------------------------------------------------
 
-/** The states and events of a resource: its own times plus every webhook event about it (with the delivery's status). */
+/** The states and events of a resource: its own times plus every webhook event about it (with the delivery's status). Deliveries are listed newest first: reversed, so events of the same millisecond keep the order they were made in (the sort is stable). */
 async function timeline(points, resourceIds) {
   const lists = await Promise.all(resourceIds.filter(Boolean).map((id) => api('GET', '/sandbox/webhook-deliveries?limit=100&resourceId=' + enc(id))));
-  const events = lists.flatMap((l) => l.data).map((d) => [d.createdAt, d.type, 'webhook ' + d.status.toLowerCase() + (d.attempts ? ' after ' + d.attempts + ' attempt(s)' : '') + (d.lastStatusCode ? ', answered ' + d.lastStatusCode : '')]);
+  const events = lists.flatMap((l) => l.data.slice().reverse()).map((d) => [d.createdAt, d.type, 'webhook ' + d.status.toLowerCase() + (d.attempts ? ' after ' + d.attempts + ' attempt(s)' : '') + (d.lastStatusCode ? ', answered ' + d.lastStatusCode : '')]);
   const all = [...points.filter((p) => p[0]), ...events].sort((a, b) => String(a[0]).localeCompare(String(b[0])));
   return '<ol class="timeline">' + all.map((p) => '<li>' + when(p[0]) + ' <b>' + esc(p[1]) + '</b> <span class="muted">' + esc(p[2] || '') + '</span></li>').join('') + '</ol>';
 }

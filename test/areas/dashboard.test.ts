@@ -165,7 +165,10 @@ describe(`dashboard (${STORE})`, { timeout: 180_000 }, () => {
       await page.click(`main a[href="#customer/${encodeURIComponent(acme)}"] >> nth=0`);
       await page.waitForSelector('main:has-text("Acme Imports LLC")');
       // The timeline lists the transaction's webhook events.
-      await open(`transaction/${encodeURIComponent(completed.id)}`, 'OUTGOING_PAYMENT');
+      await open(`transaction/${encodeURIComponent(completed.id)}`, 'OUTGOING_PAYMENT.COMPLETED');
+      // In the order they happened, also within one millisecond.
+      const steps = (await page.locator('main ol.timeline li b').allTextContents()).filter((x) => x.startsWith('OUTGOING_PAYMENT.'));
+      expect(steps).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
 
       // ---- Fund an account (the dialog asks the amount) ----
       await open('accounts', 'Fund');
