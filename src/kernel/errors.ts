@@ -20,6 +20,8 @@ export interface ErrorEnvelope {
   code: string;
   message: string;
   details?: Record<string, unknown>;
+  /** 401 UNAUTHORIZED only: the failed check, the same text as details.reason (see toEnvelope). */
+  reason?: string;
 }
 
 /**
@@ -96,6 +98,10 @@ export class ApiError extends Error {
   toEnvelope(): ErrorEnvelope {
     const e: ErrorEnvelope = { status: this.status, code: this.code, message: this.message };
     if (this.details !== undefined) e.details = this.details;
+    // The specification: "Sandbox 401 UNAUTHORIZED carries a `reason` field" (the hosted docs
+    // write `reason: "Invalid OTP code"`). Beside details.reason, where every other code keeps
+    // its specifics, so a client reading either finds it.
+    if (this.status === 401 && this.code === 'UNAUTHORIZED' && typeof this.details?.reason === 'string') e.reason = this.details.reason;
     return e;
   }
 }

@@ -40,6 +40,7 @@ export function ErrorSchema(status: ErrorStatus) {
       code: Type.String({ enum: [...ERROR_CODES[status]], description: 'Error code' }),
       message: Type.String({ description: 'Error message' }),
       details: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Additional details; shape depends on the code' })),
+      ...(status === 401 ? { reason: Type.Optional(Type.String({ description: 'UNAUTHORIZED only: the failed check (the same text as details.reason)' })) } : {}),
     },
     { title: `Error${status}` },
   );

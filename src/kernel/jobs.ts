@@ -144,6 +144,14 @@ export class JobQueue {
     this.log = log;
   }
 
+  /**
+   * Register a kind unless this queue has it already: an area's plugin runs once per app, and
+   * a second app built on the same dependencies (tests, the bench) shares the queue.
+   */
+  registerOnce(kind: string, handler: JobHandler, opts: JobKindOptions = {}): void {
+    if (!this.handlers.has(kind)) this.register(kind, handler, opts);
+  }
+
   register(kind: string, handler: JobHandler, opts: JobKindOptions = {}): void {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} registered twice`);
     this.handlers.set(kind, {

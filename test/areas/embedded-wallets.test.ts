@@ -63,6 +63,7 @@ describe(`embedded wallets: provisioning, OTP, signed actions (${STORE})`, () =>
     const bundle = await sealOtp((ch.json() as { otpEncryptionTargetBundle: string }).otpEncryptionTargetBundle, '123456', tek.compressed);
     const res = await t.call('POST', `/auth/credentials/${enc(w.emailCredentialId)}/verify`, { type: 'EMAIL_OTP', encryptedOtpBundle: bundle });
     expect(envelope(res, 401, 'UNAUTHORIZED').details).toEqual({ reason: 'Invalid OTP code' });
+    expect(res.json().reason).toBe('Invalid OTP code');
   });
 
   it('export: 202, signed retry answers the secret sealed to the clientPublicKey', async () => {

@@ -28,7 +28,7 @@ describe(`credential failures (${STORE})`, () => {
     expect(dummyVerifications()).toBe(before + 2);
     const bodies = [unknown, unknownTokenId, wrong].map((r) => envelope(r, 401, 'UNAUTHORIZED'));
     for (const b of bodies) expect(b).toEqual(bodies[0]);
-    expect(bodies[0]).toEqual({ status: 401, code: 'UNAUTHORIZED', message: 'Authentication failed', details: { reason: SAME } });
+    expect(bodies[0]).toEqual({ status: 401, code: 'UNAUTHORIZED', message: 'Authentication failed', reason: SAME, details: { reason: SAME } });
     expect(new Set([unknown, unknownTokenId, wrong].map((r) => JSON.stringify(Object.keys(r.headers).sort()))).size).toBe(1);
   });
 

@@ -18,8 +18,10 @@ async function createToken(t: TestApp, name: string, permissions: string[], auth
 
 function reasonOf(res: { statusCode: number; json(): unknown; body: string }): string {
   const e = envelope(res as Parameters<typeof envelope>[0], 401, 'UNAUTHORIZED');
-  expect(Object.keys(e).sort()).toEqual(['code', 'details', 'message', 'status']);
+  expect(Object.keys(e).sort()).toEqual(['code', 'details', 'message', 'reason', 'status']);
   expect(typeof e.details?.reason).toBe('string');
+  // The specification's "401 UNAUTHORIZED carries a reason field": at the top, and in details.
+  expect((e as { reason?: unknown }).reason).toBe(e.details!.reason);
   return e.details!.reason as string;
 }
 

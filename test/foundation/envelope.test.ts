@@ -21,7 +21,9 @@ function expectEnvelope(res: LightMyRequestResponse, status: number, code: strin
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   const body = JSON.parse(res.body) as Envelope;
   expect(typeof body).toBe('object');
-  for (const k of Object.keys(body)) expect(ENVELOPE_KEYS.has(k), `unexpected key ${k}`).toBe(true);
+  // `reason` only on 401 UNAUTHORIZED (the specification's sandbox rule), equal to details.reason.
+  for (const k of Object.keys(body)) expect(ENVELOPE_KEYS.has(k) || (k === 'reason' && status === 401 && code === 'UNAUTHORIZED'), `unexpected key ${k}`).toBe(true);
+  if ('reason' in body) expect((body as { reason?: unknown }).reason).toBe(body.details?.reason);
   expect(body.status).toBe(status);
   expect(body.code).toBe(code);
   expect(typeof body.message).toBe('string');

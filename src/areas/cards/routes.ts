@@ -42,21 +42,17 @@ import {
 // Cards (tag Cards) and the ten card simulators (tag Sandbox). docs/cards.md.
 
 const tags = ['Cards'];
-const registeredQueues = new WeakSet<JobQueue>();
 const sandboxTags = ['Sandbox'];
 
 export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock, jobs, sealer } = app.deps;
   const deps = { store, jobs, sealer };
   // Once per queue: a second app built on the same dependencies reuses the handler.
-  if (!registeredQueues.has(jobs)) {
-    registeredQueues.add(jobs);
-    jobs.register(CARD_JOB, async (ctx) => {
-      const job = ctx.job.payload as CardJob;
-      if (job.step === 'ACTIVATE') await runActivation(deps, ctx);
-      else await runPullConfirmation(deps, ctx);
-    });
-  }
+  jobs.registerOnce(CARD_JOB, async (ctx) => {
+    const job = ctx.job.payload as CardJob;
+    if (job.step === 'ACTIVATE') await runActivation(deps, ctx);
+    else await runPullConfirmation(deps, ctx);
+  });
 
   app.post(
     '/cards',

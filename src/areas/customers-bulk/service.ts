@@ -244,6 +244,6 @@ async function runChunk(deps: BulkDeps, ctx: JobContext): Promise<void> {
 }
 
 export function registerBulkImportJobs(deps: BulkDeps): void {
-  deps.jobs.register(BULK_IMPORT_JOB, (ctx) => runChunk(deps, ctx));
+  deps.jobs.registerOnce(BULK_IMPORT_JOB, (ctx) => runChunk(deps, ctx));
 }
 

@@ -191,6 +191,6 @@ async function expire(ctx: JobContext): Promise<void> {
 }
 
 export function registerInvitationJobs(jobs: JobQueue): void {
-  jobs.register(EXPIRE_JOB, expire);
+  jobs.registerOnce(EXPIRE_JOB, expire);
 }
 

@@ -692,11 +692,8 @@ export async function runChallengeExpiry(ctx: JobContext): Promise<void> {
   }
 }
 
-const registered = new WeakSet<JobQueue>();
 export function registerScaJobs(jobs: JobQueue): void {
-  if (registered.has(jobs)) return;
-  registered.add(jobs);
-  jobs.register(SCA_CHALLENGE_EXPIRY_JOB, runChallengeExpiry);
+  jobs.registerOnce(SCA_CHALLENGE_EXPIRY_JOB, runChallengeExpiry);
 }
 
 // ---- Trusted beneficiaries --------------------------------------------------------------

@@ -494,5 +494,5 @@ async function step(deps: StablecoinDeps, ctx: JobContext): Promise<void> {
 }
 
 export function registerStablecoinJobs(deps: StablecoinDeps): void {
-  deps.jobs.register(STEP_JOB, (ctx) => step(deps, ctx));
+  deps.jobs.registerOnce(STEP_JOB, (ctx) => step(deps, ctx));
 }
