@@ -524,7 +524,7 @@ describe(`strong customer authentication (${STORE})`, () => {
     const wrong = envelope(await sca('POST', '/login/complete', c.id, { factor: 'SMS_OTP', challengeId: sms.challengeId, code: CODE, endUserIpAddress: '1.2.3.4' }), 400, 'INVALID_INPUT');
     expect(wrong.message).toMatch(/expired/);
   });
-  it('error paths: an expired challenge is refused before its job fails it, insufficient funds, deleted customers, platform resources, stale enrollments', async () => {
+  it('error paths: an expired challenge answered before its job ran is refused and fails the payment, insufficient funds, deleted customers, platform resources, stale enrollments', async () => {
     const c = await funded('EUR', 5_000);
     const ext = await eurExternal(t, c.id);
     await login(c.id);
@@ -533,14 +533,19 @@ describe(`strong customer authentication (${STORE})`, () => {
     expect(envelope(await execute(big), 400, 'INVALID_AMOUNT').details).toMatchObject({ reason: 'INSUFFICIENT_BALANCE', required: 9_000, available: 5_000 });
     expect(((await t.call('GET', `/quotes/${enc(big.id)}`)).json() as Q).status).toBe('PENDING');
 
-    // Past expiresAt but before the expiry job ran (real time moved, no clock advance): 400, then the job fails it.
+    // Past expiresAt but before the expiry job ran (real time moved, no clock advance): a late answer is 400 and fails the payment.
     const q = await quote(quoteRequest(c.accounts.EUR!, ext, 1_000));
     await execute(q);
     t.clock.advance(5 * 60_000 + 1_000);
-    expect(envelope(await authorize(q), 400, 'INVALID_INPUT').details).toMatchObject({ reason: 'SCA_CHALLENGE_EXPIRED' });
     expect(envelope(await t.call('POST', `/quotes/${enc(q.id)}/authorize/resend`), 409, 'CONFLICT').details).toMatchObject({ reason: 'CHALLENGE_EXPIRED' });
+    expect(envelope(await authorize(q), 400, 'INVALID_INPUT').details).toMatchObject({ reason: 'SCA_CHALLENGE_EXPIRED' });
+    // The late answer fails the payment at once (before the expiry job runs), and only once.
+    expect(await tx(q.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'SCA_NOT_COMPLETED' });
+    expect(((await t.call('GET', `/quotes/${enc(q.id)}`)).json() as Q).status).toBe('FAILED');
+    expect(envelope(await authorize(q), 409, 'CONFLICT').details).toMatchObject({ reason: 'NO_PENDING_CHALLENGE' });
     await advanceAndDeliver(t, 1);
     expect(await tx(q.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'SCA_NOT_COMPLETED' });
+    expect(typesFor(q.transactionId).filter((x) => x === 'OUTGOING_PAYMENT.FAILED')).toHaveLength(1);
     expect(await balanceOf(t, c.accounts.EUR!)).toEqual({ available: 5_000, total: 5_000 });
 
     // An enrollment not confirmed within 10 minutes is gone.

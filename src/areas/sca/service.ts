@@ -622,7 +622,9 @@ export async function authorizeQuote(deps: PaymentDeps, platform: PlatformRow, n
   const { row, ch } = await requireHeldQuote(store.db, platform.id, quoteId);
   const customerId = row.customer_id!;
   if (now.ms > Number(ch.expires_at_ms)) {
-    throw apiError(400, 'INVALID_INPUT', `The challenge ${ch.id} expired at ${ch.expires_at}; the payment fails with SCA_NOT_COMPLETED`, {
+    // Past its time: the payment fails now, as the expiry job would (its job then finds nothing to do).
+    await store.db.transaction().execute((trx) => expireChallenge(trx, platform.id, ch, now.ms));
+    throw apiError(400, 'INVALID_INPUT', `The challenge ${ch.id} expired at ${ch.expires_at}; the payment failed with SCA_NOT_COMPLETED`, {
       errors: [{ field: 'code', message: 'answers a challenge that expired' }],
       reason: 'SCA_CHALLENGE_EXPIRED',
       challengeId: ch.id,
@@ -681,14 +683,19 @@ export async function runChallengeExpiry(ctx: JobContext): Promise<void> {
   const { challengeId } = job.payload as { challengeId: string };
   const ch = await findChallenge(trx, job.platformId, challengeId);
   if (!ch || ch.status !== 'PENDING' || ctx.nowMs <= Number(ch.expires_at_ms)) return;
-  await settleChallenge(trx, ch.id, 'EXPIRED');
+  await expireChallenge(trx, job.platformId, ch, ctx.nowMs);
+}
+
+/** A pending challenge past its time: EXPIRED, and its quote's payment FAILED with SCA_NOT_COMPLETED (once; nothing moved). */
+async function expireChallenge(trx: Transaction<DB>, platformId: string, ch: ChallengeRow, nowMs: number): Promise<void> {
+  if (!(await settleChallenge(trx, ch.id, 'EXPIRED'))) return;
   if (ch.kind !== 'QUOTE' || ch.subject_id === null) return;
-  const at = iso(ctx.nowMs);
-  const quote = await findQuote(trx, job.platformId, ch.subject_id);
-  if (!quote || !(await updateQuoteStatus(trx, job.platformId, quote.id, 'PENDING_AUTHORIZATION', { status: 'FAILED', sca_challenge: null, updated_at: at }))) return;
-  const tx = await findTransaction(trx, job.platformId, quote.transaction_id!);
-  if (tx && (await updateTransactionStatus(trx, job.platformId, tx.id, 'PENDING_AUTHORIZATION', { status: 'FAILED', failure_reason: 'SCA_NOT_COMPLETED', pending_reason: null, updated_at: at }))) {
-    await emitEvent(trx, job.platformId, at, { type: 'OUTGOING_PAYMENT.FAILED', resourceId: tx.id, data: transactionView({ ...tx, status: 'FAILED', failure_reason: 'SCA_NOT_COMPLETED', pending_reason: null, updated_at: at }) });
+  const at = iso(nowMs);
+  const quote = await findQuote(trx, platformId, ch.subject_id);
+  if (!quote || !(await updateQuoteStatus(trx, platformId, quote.id, 'PENDING_AUTHORIZATION', { status: 'FAILED', sca_challenge: null, updated_at: at }))) return;
+  const tx = await findTransaction(trx, platformId, quote.transaction_id!);
+  if (tx && (await updateTransactionStatus(trx, platformId, tx.id, 'PENDING_AUTHORIZATION', { status: 'FAILED', failure_reason: 'SCA_NOT_COMPLETED', pending_reason: null, updated_at: at }))) {
+    await emitEvent(trx, platformId, at, { type: 'OUTGOING_PAYMENT.FAILED', resourceId: tx.id, data: transactionView({ ...tx, status: 'FAILED', failure_reason: 'SCA_NOT_COMPLETED', pending_reason: null, updated_at: at }) });
   }
 }
 
