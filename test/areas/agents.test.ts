@@ -605,6 +605,9 @@ describe(`agents (${STORE})`, () => {
     envelope(await t.call('PATCH', '/agents/nope', {}), 400, 'INVALID_INPUT');
     const a = await setup();
     envelope(await t.call('POST', '/agents/me/quotes', { ...quoteRequest(a.src, a.ext, 100), immediatelyExecute: true }, a.h), 400, 'INVALID_INPUT');
+    // A real-time funded quote would be paid by a deposit, never by an execute the policy decides.
+    const realtime = envelope(await t.call('POST', '/agents/me/quotes', { ...quoteRequest(a.src, a.ext, 100), source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } }, a.h), 400, 'INVALID_INPUT');
+    expect(realtime.details?.errors).toEqual([expect.objectContaining({ field: 'source.sourceType' })]);
     envelope(await t.call('POST', '/agents/me/quotes/Quote:00000000-0000-7000-8000-000000000000/execute', undefined, a.h), 404, 'QUOTE_NOT_FOUND');
     envelope(await transferOut(a.h, a.src, a.ext, -5), 400, 'INVALID_INPUT');
   });

@@ -579,6 +579,11 @@ export async function getMyAction(db: Kysely<DB>, auth: AuthContext, id: string,
 /** Every account a quote request names must be the agent's customer's (else 404, as for an unknown id). */
 async function bindQuoteRequest(db: Db, agent: AgentRow, body: QuoteRequest): Promise<{ body: QuoteRequest; internalAccountId: string | null }> {
   const src = body.source as { sourceType: string; accountId?: string; customerId?: string };
+  if (src.sourceType === 'REALTIME_FUNDING') {
+    // Paid by /sandbox/send (or a real deposit) rather than by an execute: no action the policy
+    // could evaluate (permission, limits, approval) would ever stand between it and the payout.
+    throw invalidInput([{ field: 'source.sourceType', message: 'REALTIME_FUNDING is not accepted from an agent: an agent pays from its customer\'s internal account (sourceType ACCOUNT), where its policy decides each execution' }]);
+  }
   if (src.customerId !== undefined && src.customerId !== agent.customer_id) throw notFound('USER_NOT_FOUND', 'Customer', src.customerId);
   let internalAccountId: string | null = null;
   const own = async (id: string) => {
@@ -595,8 +600,7 @@ async function bindQuoteRequest(db: Db, agent: AgentRow, body: QuoteRequest): Pr
   if (src.sourceType === 'ACCOUNT' && src.accountId !== undefined) await own(src.accountId);
   const dst = body.destination as { destinationType: string; accountId?: string };
   if (dst.destinationType === 'ACCOUNT' && dst.accountId !== undefined) await own(dst.accountId);
-  const source = src.sourceType === 'REALTIME_FUNDING' ? { ...body.source, customerId: agent.customer_id } : body.source;
-  return { body: { ...body, source } as QuoteRequest, internalAccountId };
+  return { body, internalAccountId };
 }
 
 /** POST /agents/me/quotes: CREATE_QUOTES; never executed at once (execution is an action of its own). */
