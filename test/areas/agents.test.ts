@@ -111,7 +111,7 @@ describe(`agents (${STORE})`, () => {
     const again = envelope(await t.call('POST', `/agents/device-codes/${deviceCode.code}/redeem`, undefined, { authorization: '' }), 400, 'INVALID_INPUT');
     expect(again.details?.reason).toBe('DEVICE_CODE_ALREADY_REDEEMED');
     // A connected agent gets no new code.
-    envelope(await t.call('POST', `/agents/${agent.id as string}/device-codes`), 409, 'INVALID_STATE_TRANSITION');
+    envelope(await t.call('POST', `/agents/${agent.id as string}/device-codes`), 409, 'CONFLICT');
 
     // Only the token's hash is stored.
     const row = await t.store.db.withTables<{ agents: { id: string; token_hash: string | null } }>().selectFrom('agents').select('token_hash').where('id', '=', agent.id as string).executeTakeFirstOrThrow();
@@ -354,8 +354,8 @@ describe(`agents (${STORE})`, () => {
     expect(((await t.call('GET', `/agents/me/actions/${pending.id}`, undefined, a.h)).json() as Action).status).toBe('APPROVED');
     expect(receiver.got.some((r) => r.json.type === 'AGENT_ACTION.APPROVED' && (r.json.data as Action).id === pending.id)).toBe(true);
     // Decided: a second decision is 409; the approval queue is empty.
-    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/approve`), 409, 'INVALID_STATE_TRANSITION');
-    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/reject`, {}), 409, 'INVALID_STATE_TRANSITION');
+    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/reject`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     expect(((await t.call('GET', `/agents/approvals?agentId=${a.agentId}`)).json() as { data: unknown[] }).data).toEqual([]);
     await assertLedgerInvariants(t.store);
     await assertTransactionsAccounted(t.store);
@@ -399,7 +399,7 @@ describe(`agents (${STORE})`, () => {
     expect(tx).toMatchObject({ status: 'FAILED', failureReason: 'COMPLIANCE_REJECTED' });
     await advanceAndDeliver(t, 10);
     expect(await balanceOf(t, a.src)).toEqual({ available: 20_000, total: 20_000 });
-    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/approve`), 409, 'INVALID_STATE_TRANSITION');
+    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     envelope(await t.call('POST', `/transactions/${pending.quote!.transactionId}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     expect(receiver.got.some((r) => r.json.type === 'AGENT_ACTION.REJECTED' && (r.json.data as Action).id === pending.id)).toBe(true);
     // Through POST /transactions/{id}/reject too.
@@ -420,7 +420,7 @@ describe(`agents (${STORE})`, () => {
     await advanceAndDeliver(t, 5 * 60 + 1);
     const failed = (await t.call('GET', `/agents/me/actions/${pending.id}`, undefined, a.h)).json() as Action;
     expect(failed).toMatchObject({ status: 'FAILED', failureReason: 'APPROVAL_EXPIRED', decidedBy: 'SYSTEM' });
-    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/approve`), 409, 'INVALID_STATE_TRANSITION');
+    envelope(await t.call('POST', `/agents/${a.agentId}/actions/${pending.id}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     envelope(await t.call('POST', `/transactions/${pending.quote!.transactionId}/approve`), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     expect(((await t.call('GET', `/transactions/${pending.quote!.transactionId}`)).json() as { status: string }).status).toBe('EXPIRED');
     expect(await balanceOf(t, a.src)).toEqual({ available: 20_000, total: 20_000 });

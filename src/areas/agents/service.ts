@@ -314,7 +314,7 @@ export async function regenerateDeviceCode(store: Store, platformId: string, id:
   return store.db.transaction().execute(async (trx) => {
     const row = await requireAgent(trx, platformId, id, store.kind === 'postgres');
     if (row.is_connected === 1) {
-      throw apiError(409, 'INVALID_STATE_TRANSITION', `Agent ${row.id} is already connected; delete it and create a new one to install again`, { agentId: row.id });
+      throw apiError(409, 'CONFLICT', `Agent ${row.id} is already connected; delete it and create a new one to install again`, { agentId: row.id });
     }
     await invalidateDeviceCodes(trx, platformId, id, now.at);
     return deviceCodeView(await issueDeviceCode(trx, row, now));
@@ -644,10 +644,10 @@ function assertQuoteOpen(q: QuoteRow, now: Now): void {
     throw apiError(400, 'QUOTE_REQUEST_FAILED', `Quote ${q.id} expired at ${q.expires_at}; request a new quote`, { reason: 'QUOTE_EXPIRED', quoteId: q.id, expiresAt: q.expires_at });
   }
   if (status === 'PENDING_AUTHORIZATION') {
-    throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${q.id} is already waiting for the platform's approval`, { quoteId: q.id, status });
+    throw apiError(409, 'CONFLICT', `Quote ${q.id} is already waiting for the platform's approval`, { quoteId: q.id, status });
   }
   if (status !== 'PENDING') {
-    throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${q.id} was already executed (status ${status})`, { quoteId: q.id, status, transactionId: q.transaction_id });
+    throw apiError(409, 'CONFLICT', `Quote ${q.id} was already executed (status ${status})`, { quoteId: q.id, status, transactionId: q.transaction_id });
   }
 }
 
@@ -829,7 +829,7 @@ export async function decideAction(deps: AgentDeps, platformId: string, agentId:
   const db = deps.store.db;
   const action = await requireAgentAction(db, platformId, agentId, actionId);
   if (action.status !== 'PENDING_APPROVAL') {
-    throw apiError(409, 'INVALID_STATE_TRANSITION', `Agent action ${action.id} is not pending approval (status ${action.status})`, { actionId: action.id, status: action.status });
+    throw apiError(409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', `Agent action ${action.id} is not pending approval (status ${action.status})`, { actionId: action.id, status: action.status });
   }
   try {
     if (decision.approve) await approvePendingPayment(deps, platformId, action.transaction_id, undefined, now, actor);
@@ -837,7 +837,7 @@ export async function decideAction(deps: AgentDeps, platformId: string, agentId:
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 409) throw err;
     const after = (await findAction(db, platformId, actionId))!;
-    throw apiError(409, 'INVALID_STATE_TRANSITION', `Agent action ${action.id} can no longer be decided (status ${after.status}${after.failure_reason ? `, ${after.failure_reason}` : ''})`, {
+    throw apiError(409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', `Agent action ${action.id} can no longer be decided (status ${after.status}${after.failure_reason ? `, ${after.failure_reason}` : ''})`, {
       actionId: action.id,
       status: after.status,
       ...(after.failure_reason ? { failureReason: after.failure_reason } : {}),
