@@ -19,7 +19,7 @@ import type { InternalAccount } from '../internal-accounts/schemas.js';
 import { insertAccounts, type InternalAccountRow } from '../internal-accounts/store.js';
 import { openInternalLedgerAccounts } from '../ledger/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { findQuote } from '../quotes/store.js';
+import { findQuote, type QuoteRow } from '../quotes/store.js';
 import {
   bytesToHex,
   compressedKey,
@@ -874,6 +874,32 @@ export async function walletQuoteInstructions(db: Db, platformId: string, nowMs:
   ]);
 }
 
+/** The payloadToSign of a quote from an embedded wallet that is still open, with its wallet; undefined for any other quote. */
+async function walletQuotePayload(db: Db, platformId: string, nowMs: number, quote: QuoteRow): Promise<{ wallet: WalletRow; payload: string } | undefined> {
+  if (quote.source_account_id === null || quote.payment_instructions === null || quote.status !== 'PENDING' || Number(quote.expires_at_ms) <= nowMs) return undefined;
+  const wallet = await store.findWallet(db, platformId, quote.source_account_id);
+  if (!wallet) return undefined;
+  const payload = (JSON.parse(quote.payment_instructions) as Array<{ accountOrWalletInfo: { payloadToSign?: string } }>)[0]?.accountOrWalletInfo.payloadToSign;
+  return payload === undefined ? undefined : { wallet, payload };
+}
+
+/** The consent check itself, in the caller's transaction (see authorizeWalletExecute). */
+async function walletExecuteConsent(trx: Db, platformId: string, now: Now, quote: QuoteRow, w: { wallet: WalletRow; payload: string }, h: SignedHeaders): Promise<SignedRequestChallenge | null> {
+  const p: Pending = { kind: 'EXECUTE_QUOTE', accountId: w.wallet.account_id, targetId: quote.id, body: {} };
+  const sig = h.signature?.trim() || undefined;
+  const rid = h.requestId?.trim() || undefined;
+  if (sig && !rid) {
+    if (await store.pendingRequestFor(trx, platformId, quote.id, 'EXECUTE_QUOTE', now.ms)) {
+      throw apiError(401, 'REQUEST_ID_MISSING', 'The signed retry needs the Request-Id of the 202 answer');
+    }
+    await checkSignature(trx, platformId, now, sig, w.payload, w.wallet.account_id, { kind: 'session' }, {});
+    return null;
+  }
+  if (legOf(h) === 'first') return challengeOf(await issue(trx, platformId, now, p, w.payload, {}, Math.max(1, Number(quote.expires_at_ms) - now.ms)));
+  await retry(trx, platformId, now, h, p, { kind: 'session' });
+  return null;
+}
+
 /**
  * The wallet's consent to execute a quote from an embedded wallet (the execute route calls
  * this first): null when the quote needs none or the signature is good; a challenge (202)
@@ -883,26 +909,19 @@ export async function walletQuoteInstructions(db: Db, platformId: string, nowMs:
 export async function authorizeWalletExecute(deps: WalletDeps, platformId: string, now: Now, quoteId: string, h: SignedHeaders): Promise<SignedRequestChallenge | null> {
   // Most quotes are not from a wallet: answered from two reads, no transaction.
   const quote = await findQuote(deps.store.db, platformId, quoteId);
-  if (!quote || quote.source_account_id === null || quote.payment_instructions === null || quote.status !== 'PENDING' || Number(quote.expires_at_ms) <= now.ms) return null;
-  const wallet = await store.findWallet(deps.store.db, platformId, quote.source_account_id);
-  if (!wallet) return null;
-  const payload = (JSON.parse(quote.payment_instructions) as Array<{ accountOrWalletInfo: { payloadToSign?: string } }>)[0]?.accountOrWalletInfo.payloadToSign;
-  if (payload === undefined) return null;
-  return deps.store.db.transaction().execute(async (trx) => {
-    const p: Pending = { kind: 'EXECUTE_QUOTE', accountId: wallet.account_id, targetId: quoteId, body: {} };
-    const sig = h.signature?.trim() || undefined;
-    const rid = h.requestId?.trim() || undefined;
-    if (sig && !rid) {
-      if (await store.pendingRequestFor(trx, platformId, quoteId, 'EXECUTE_QUOTE', now.ms)) {
-        throw apiError(401, 'REQUEST_ID_MISSING', 'The signed retry needs the Request-Id of the 202 answer');
-      }
-      await checkSignature(trx, platformId, now, sig, payload, wallet.account_id, { kind: 'session' }, {});
-      return null;
-    }
-    if (legOf(h) === 'first') return challengeOf(await issue(trx, platformId, now, p, payload, {}, Math.max(1, Number(quote.expires_at_ms) - now.ms)));
-    await retry(trx, platformId, now, h, p, { kind: 'session' });
-    return null;
-  });
+  const w = quote ? await walletQuotePayload(deps.store.db, platformId, now.ms, quote) : undefined;
+  if (!quote || !w) return null;
+  return deps.store.db.transaction().execute((trx) => walletExecuteConsent(trx, platformId, now, quote, w, h));
+}
+
+/**
+ * The same consent inside the caller's transaction, for a quote it already holds (an agent's
+ * execute: checked after its policy allowed the action and before the decision takes effect,
+ * so a held action was signed at submission). A challenge issued here must be committed.
+ */
+export async function authorizeWalletExecuteIn(trx: Transaction<DB>, platformId: string, now: Now, quote: QuoteRow, h: SignedHeaders): Promise<SignedRequestChallenge | null> {
+  const w = await walletQuotePayload(trx, platformId, now.ms, quote);
+  return w ? walletExecuteConsent(trx, platformId, now, quote, w, h) : null;
 }
 
 // ---- Delegated keys -----------------------------------------------------------------------------
