@@ -123,28 +123,45 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
     void key;
   });
 
-  it('passkey origins are a platform setting (default: localhost on any port)', async () => {
-    expect((await t.call('GET', '/auth/passkey-settings')).json()).toEqual({ allowedOrigins: ['http://localhost:*', 'https://localhost:*', 'http://127.0.0.1:*'] });
+  it('passkey origins: without a platform setting any http(s) origin, the RP ID still bound to it; a saved allowlist is enforced', async () => {
+    expect((await t.call('GET', '/auth/passkey-settings')).json()).toEqual({ allowedOrigins: ['http://*', 'https://*'] });
+    const w = await walletCustomer(t);
+    const { key } = await otpLogin(t, w.emailCredentialId);
+    // No setting saved: a production-like origin registers and verifies; the RP ID may be the origin's host or a parent domain of it.
+    const app = new SoftAuthenticator('wallet.example', 'https://app.wallet.example');
+    const c1 = regChallenge();
+    const { retry } = await signed(t, 'POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Phone', challenge: c1, attestation: app.create(c1) }, key);
+    expect(retry.statusCode, retry.body).toBe(201);
+    const id = (retry.json() as { id: string }).id;
+    const verify = async (assertion: unknown) => {
+      const ch = await passkeyChallenge(id, clientKey().uncompressed);
+      return t.call('POST', `/auth/credentials/${enc(id)}/verify`, { type: 'PASSKEY', assertion: typeof assertion === 'function' ? (assertion as (c: string) => unknown)(ch.challenge) : assertion }, { 'request-id': ch.requestId });
+    };
+    expect((await verify((c: string) => app.get(c))).statusCode).toBe(200);
+    // Another site's origin: its host is not the RP ID (nor below it), at registration and at assertion.
+    const c2 = regChallenge();
+    const foreign = new SoftAuthenticator('wallet.example', 'https://evil.example');
+    expect(envelope(await t.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Laptop', challenge: c2, attestation: foreign.create(c2) }), 401, 'UNAUTHORIZED').details?.reason).toMatch(/RP ID.*origin https:\/\/evil\.example/);
+    expect(envelope(await verify((c: string) => app.get(c, { origin: 'https://evil.example' })), 401, 'UNAUTHORIZED').details?.reason).toMatch(/RP ID wallet\.example is not the host of origin https:\/\/evil\.example/);
+    expect(envelope(await verify((c: string) => app.get(c, { origin: 'https://notwallet.example' })), 401, 'UNAUTHORIZED').details?.reason).toMatch(/RP ID/);
+    // Not http(s): refused whatever the setting.
+    expect(envelope(await verify((c: string) => app.get(c, { origin: 'ftp://app.wallet.example' })), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin/);
+    // A saved allowlist is enforced.
     const set = await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['https://wallet.example'] });
     expect(set.statusCode, set.body).toBe(200);
     try {
-      const w = await walletCustomer(t);
-      const { key } = await otpLogin(t, w.emailCredentialId);
-      const c1 = regChallenge();
+      expect((await t.call('GET', '/auth/passkey-settings')).json()).toEqual({ allowedOrigins: ['https://wallet.example'] });
+      expect(envelope(await verify((c: string) => app.get(c)), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin https:\/\/app\.wallet\.example is not an accepted origin/);
+      const c3 = regChallenge();
       const local = new SoftAuthenticator('localhost', ORIGIN);
-      expect(envelope(await t.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Laptop', challenge: c1, attestation: local.create(c1) }), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin/);
-      // The RP ID may be the origin's host or a parent domain of it.
-      const app = new SoftAuthenticator('wallet.example', 'https://app.wallet.example');
+      expect(envelope(await t.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Laptop', challenge: c3, attestation: local.create(c3) }), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin/);
       await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['https://app.wallet.example'] });
-      const c2 = regChallenge();
-      const { retry } = await signed(t, 'POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Phone', challenge: c2, attestation: app.create(c2) }, key);
-      expect(retry.statusCode, retry.body).toBe(201);
-      const ck = clientKey();
-      const ch = await passkeyChallenge((retry.json() as { id: string }).id, ck.uncompressed);
-      const ok = await t.call('POST', `/auth/credentials/${enc((retry.json() as { id: string }).id)}/verify`, { type: 'PASSKEY', assertion: app.get(ch.challenge) }, { 'request-id': ch.requestId });
-      expect(ok.statusCode, ok.body).toBe(200);
+      expect((await verify((c: string) => app.get(c))).statusCode).toBe(200);
+      await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['https://app.wallet.example:*'] });
+      expect((await verify((c: string) => app.get(c))).statusCode).toBe(200);
     } finally {
-      await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['http://localhost:*', 'https://localhost:*', 'http://127.0.0.1:*'] });
+      // Back to what no setting means (the other tests use localhost).
+      await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['http://*', 'https://*'] });
     }
     envelope(await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['ftp://x'] }), 400, 'INVALID_INPUT');
   });

@@ -87,8 +87,12 @@ export const OIDC_MAX_AGE_S = 60;
 export const OIDC_SKEW_S = 5;
 /** The OIDC issuers the sandbox accepts. */
 export const SUPPORTED_OIDC_ISSUERS = ['https://accounts.google.com', 'accounts.google.com', 'https://appleid.apple.com'] as const;
-/** Accepted WebAuthn origins until the platform sets its own (a trailing :* is any port). */
-export const DEFAULT_ALLOWED_ORIGINS = ['http://localhost:*', 'https://localhost:*', 'http://127.0.0.1:*'] as const;
+/**
+ * Accepted WebAuthn origins until the platform saves its own allowlist: any http(s) origin
+ * (`scheme://*` is any host and port; a trailing :* is any port). The RP ID binding is checked
+ * whatever the origin: the RP ID must be the origin's host or a parent domain of it.
+ */
+export const DEFAULT_ALLOWED_ORIGINS = ['http://*', 'https://*'] as const;
 /** The currency of a customer's embedded wallet (the hosted docs' USDB, which this service does not list, maps to USDC). */
 export const WALLET_CURRENCY = 'USDC';
 /** Sandbox: a customer email update to an address whose local part ends in +syncfail fails to reach tied EMAIL_OTP credentials (424). */
@@ -447,8 +451,8 @@ function originAccepted(origin: string, allowed: readonly string[]): boolean {
   } catch {
     return false;
   }
-  if (url.origin !== origin) return false;
-  return allowed.some((a) => (a.endsWith(':*') ? `${url.protocol}//${url.hostname}` === a.slice(0, -2) : a === origin));
+  if (url.origin !== origin || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  return allowed.some((a) => a === `${url.protocol}//*` || (a.endsWith(':*') ? `${url.protocol}//${url.hostname}` === a.slice(0, -2) : a === origin));
 }
 
 /** The RP IDs an origin may register under: its host and each parent domain (not a bare TLD). */
@@ -497,7 +501,9 @@ async function verifyRegistration(db: Db, platformId: string, body: AuthCredenti
       requireUserVerification: false,
     });
   } catch (err) {
-    throw unauthorized(`WebAuthn registration: ${(err as Error).message}`);
+    // Any origin may be accepted: the RP ID binding is what ties the credential to it.
+    const rp = (err as Error).name === 'UnexpectedRPIDHash' ? `: the RP ID must be the host of origin ${origin} or a parent domain of it` : '';
+    throw unauthorized(`WebAuthn registration: ${(err as Error).message}${rp}`);
   }
   if (!result.verified) throw unauthorized('WebAuthn registration: attestation does not verify');
   const info = result.registrationInfo;
@@ -767,6 +773,8 @@ export async function verifyCredential(
     if (a.credentialId !== cred.webauthn_id) throw unauthorized('assertion credentialId is not the WebAuthn credential of this credential');
     if (a.signature !== LEGACY_PASSKEY_SIGNATURE) {
       const origin = await checkedOrigin(trx, platformId, a.clientDataJson);
+      // The credential's RP ID must be the origin's host or a parent domain of it (any origin may be accepted).
+      if (!rpIdCandidates(origin).includes(cred.rp_id!)) throw unauthorized(`the credential's RP ID ${cred.rp_id} is not the host of origin ${origin} or a parent domain of it`);
       let result;
       try {
         result = await verifyAuthenticationResponse({
