@@ -350,6 +350,35 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
     envelope(await t.call('DELETE', '/auth/credentials/AuthMethod:00000000-0000-7000-8000-000000000000'), 404, 'REFERENCE_NOT_FOUND');
   });
 
+  it('a clientPublicKey that is well-formed hex but not a P-256 point is 400 INVALID_INPUT naming it, before any challenge or write', async () => {
+    const OFF_CURVE = '04' + '00'.repeat(64);
+    const OFF_CURVE_COMPRESSED = '02' + 'ff'.repeat(32);
+    const { w, key, auth, id: passkeyId } = await withPasskey();
+    const { retry } = await signed(t, 'POST', '/auth/credentials', { type: 'OAUTH', accountId: w.accountId, oidcToken: oidcToken(claims()) }, key);
+    const oauthId = (retry.json() as { id: string }).id;
+    const requests = async () => (await t.store.db.selectFrom('wallet_requests').select('id').where('account_id', '=', w.accountId).execute()).length;
+    const sessions = async () => ((await t.call('GET', `/auth/sessions?accountId=${enc(w.accountId)}`)).json() as { data: unknown[] }).data.length;
+    const before = { requests: await requests(), sessions: await sessions() };
+    const named = (res: Parameters<typeof envelope>[0]) => expect(envelope(res, 400, 'INVALID_INPUT').details?.errors).toEqual([expect.objectContaining({ field: 'clientPublicKey', message: expect.stringMatching(/P-256/) })]);
+    // Challenge, every type (a key sent must be one, even where it is not used).
+    for (const k of [OFF_CURVE, OFF_CURVE_COMPRESSED]) named(await t.call('POST', `/auth/credentials/${enc(passkeyId)}/challenge`, { clientPublicKey: k }));
+    named(await t.call('POST', `/auth/credentials/${enc(w.emailCredentialId)}/challenge`, { clientPublicKey: OFF_CURVE }));
+    named(await t.call('POST', `/auth/credentials/${enc(oauthId)}/challenge`, { clientPublicKey: OFF_CURVE }));
+    // Verify: OAUTH (the nonce even matches the key), and a key sent with any other type.
+    for (const k of [OFF_CURVE, OFF_CURVE_COMPRESSED]) named(await t.call('POST', `/auth/credentials/${enc(oauthId)}/verify`, { type: 'OAUTH', oidcToken: oidcToken(claims({ nonce: sha256Hex(k) })), clientPublicKey: k }));
+    const ch = await passkeyChallenge(passkeyId, clientKey().uncompressed);
+    named(await t.call('POST', `/auth/credentials/${enc(passkeyId)}/verify`, { type: 'PASSKEY', assertion: auth.get(ch.challenge), clientPublicKey: OFF_CURVE }, { 'request-id': ch.requestId }));
+    // Refresh and export, before any challenge.
+    const { session } = await otpLogin(t, w.emailCredentialId);
+    const mid = { requests: await requests(), sessions: await sessions() };
+    named(await t.call('POST', `/auth/sessions/${enc(session.id)}/refresh`, { clientPublicKey: OFF_CURVE }));
+    named(await t.call('POST', `/internal-accounts/${enc(w.accountId)}/export`, { clientPublicKey: OFF_CURVE }));
+    expect({ requests: await requests(), sessions: await sessions() }).toEqual(mid);
+    // Nothing was issued or opened by the refused calls: the passkey challenge and the OTP login above are the only new rows.
+    expect(mid.requests).toBe(before.requests + 2);
+    expect(mid.sessions).toBe(before.sessions + 1);
+  });
+
   it('list operations need a well-formed accountId; an unknown one lists nothing', async () => {
     envelope(await t.call('GET', '/auth/credentials'), 400, 'INVALID_INPUT');
     envelope(await t.call('GET', '/auth/sessions?accountId=nope'), 400, 'INVALID_INPUT');

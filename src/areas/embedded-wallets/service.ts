@@ -31,6 +31,7 @@ import {
   LEGACY_WALLET_SIGNATURE,
   newKeyPair,
   parseStamp,
+  pointOf,
   sessionBundle,
   sha256Hex,
   targetBundle,
@@ -100,6 +101,15 @@ export const SYNC_FAILURE_EMAIL = /\+syncfail@/i;
 
 function unauthorized(reason: string, message = `Authentication failed: ${reason}`) {
   return apiError(401, 'UNAUTHORIZED', message, { reason });
+}
+
+/**
+ * A client key must be a point of P-256: SEC1 hex of the right length (the schemas' pattern)
+ * can still be off the curve (e.g. 04 followed by 64 zero bytes). 400 INVALID_INPUT naming
+ * the field, before any challenge is issued or anything written.
+ */
+function requirePoint(hex: string | undefined, field: string): void {
+  if (hex !== undefined && pointOf(hex) === undefined) throw invalidInput([{ field, message: 'is not a point of the P-256 curve (SEC1 hex, compressed or uncompressed)' }]);
 }
 
 function stable(value: unknown): string {
@@ -358,10 +368,13 @@ async function openSession(db: Db, platformId: string, now: Now, cred: Credentia
   if ('tek' in keys) {
     publicKey = keys.tek;
   } else {
+    const recipient = uncompressedKey(keys.clientPublicKey);
+    // Checked where the key came in (requirePoint); a key that is not a point never reaches here.
+    if (recipient === undefined) throw invalidInput([{ field: 'clientPublicKey', message: 'is not a point of the P-256 curve' }]);
     const kp = newKeyPair();
     publicKey = bytesToHex(kp.publicKey);
     if (keys.clientPublicKey.length === 66) clientKey = compressedKey(keys.clientPublicKey)!;
-    sealed = await sessionBundle(kp.privateKey, uncompressedKey(keys.clientPublicKey)!);
+    sealed = await sessionBundle(kp.privateKey, recipient);
   }
   const row: SessionRow = {
     id: newId('Session'),
@@ -411,6 +424,7 @@ export async function revokeSession(deps: WalletDeps, platformId: string, now: N
 }
 
 export async function refreshSession(deps: WalletDeps, platformId: string, now: Now, id: string, clientPublicKey: string, h: SignedHeaders): Promise<{ challenge: SignedRequestChallenge } | { session: AuthSession }> {
+  requirePoint(clientPublicKey, 'clientPublicKey');
   return deps.store.db.transaction().execute(async (trx) => {
     const any = await trx.selectFrom('wallet_sessions').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
     if (!any) throw notFound('REFERENCE_NOT_FOUND', 'Session', id);
@@ -668,6 +682,7 @@ async function issueOtp(deps: WalletDeps, db: Db, platformId: string, now: Now, 
 export async function challengeCredential(deps: WalletDeps, platformId: string, now: Now, id: string, body: AuthCredentialChallengeRequest): Promise<AuthMethodResponse | PasskeyAuthChallenge> {
   return deps.store.db.transaction().execute(async (trx) => {
     const cred = await requireCredential(trx, platformId, id);
+    requirePoint(body.clientPublicKey, 'clientPublicKey');
     const wallet = (await store.findWallet(trx, platformId, cred.account_id))!;
     if (cred.type === 'OAUTH') throw invalidInput([{ field: 'id', message: 'is an OAUTH credential: it has no challenge step; verify it with a fresh OIDC token and a clientPublicKey' }]);
     if (cred.type === 'EMAIL_OTP' || cred.type === 'SMS_OTP') {
@@ -683,6 +698,8 @@ export async function challengeCredential(deps: WalletDeps, platformId: string, 
 
 function verifyFieldErrors(body: AuthCredentialVerifyRequest, cred: CredentialRow): FieldError[] {
   const errors: FieldError[] = [];
+  // Whatever the type: a clientPublicKey sent must be a point of P-256.
+  if (body.clientPublicKey !== undefined && pointOf(body.clientPublicKey) === undefined) errors.push({ field: 'clientPublicKey', message: 'is not a point of the P-256 curve (SEC1 hex, compressed or uncompressed)' });
   if (body.type !== cred.type) errors.push({ field: 'type', constraint: { enum: [cred.type] }, message: `must be ${cred.type}, the type of credential ${cred.id}` });
   else if (body.type === 'EMAIL_OTP' || body.type === 'SMS_OTP') {
     if (body.encryptedOtpBundle === undefined) errors.push({ field: 'encryptedOtpBundle', message: `is required to verify an ${body.type} credential` });
@@ -824,6 +841,7 @@ export async function revokeCredential(deps: WalletDeps, platformId: string, now
 // ---- Internal account actions -----------------------------------------------------------------
 
 export async function exportWallet(deps: WalletDeps, platformId: string, now: Now, accountId: string, clientPublicKey: string, h: SignedHeaders): Promise<{ challenge: SignedRequestChallenge } | { body: { id: string; encryptedWalletCredentials: string } }> {
+  requirePoint(clientPublicKey, 'clientPublicKey');
   return deps.store.db.transaction().execute(async (trx) => {
     const { wallet } = await requireWallet(trx, platformId, accountId, 'id');
     const p: Pending = { kind: 'EXPORT', accountId, targetId: accountId, body: { clientPublicKey } };
