@@ -306,6 +306,9 @@ function challengeOf(c: SignedRequestChallenge): SignedRequestChallenge {
 
 /** Check a signed retry against its pending request and consume it; answers the session that signed (null: the legacy value). */
 async function retry(db: Db, platformId: string, now: Now, h: SignedHeaders, p: Pending, signer: Signer): Promise<{ request: RequestRow; sessionId: string | null }> {
+  // A stamp that does not parse is malformed whatever the Request-Id names (checked again, with its key, below).
+  const header = h.signature!.trim();
+  if (header !== LEGACY_WALLET_SIGNATURE && !parseStamp(header)) throw malformedSignature();
   const rid = h.requestId!.trim();
   const request = await store.findRequest(db, platformId, rid);
   if (!request || request.kind !== p.kind || request.target_id !== p.targetId || request.status !== 'PENDING' || Number(request.expires_at_ms) <= now.ms) {
@@ -315,9 +318,13 @@ async function retry(db: Db, platformId: string, now: Now, h: SignedHeaders, p: 
     throw apiError(401, 'WALLET_SIGNATURE_BODY_MISMATCH', 'The signed retry carries a different body from the call that issued the challenge: the signature covers that one');
   }
   const data = JSON.parse(request.data) as Record<string, unknown>;
-  const sessionId = await checkSignature(db, platformId, now, h.signature!.trim(), request.payload, request.account_id, signer, data);
+  const sessionId = await checkSignature(db, platformId, now, header, request.payload, request.account_id, signer, data);
   if (!(await store.useRequest(db, platformId, request.id))) throw unauthorized('the challenge was already used', `Request-Id ${rid} was already used`);
   return { request, sessionId };
+}
+
+function malformedSignature() {
+  return apiError(401, 'WALLET_SIGNATURE_MALFORMED', 'Service-Wallet-Signature is not a stamp: base64url of JSON {publicKey, scheme: SIGNATURE_SCHEME_TK_API_P256, signature (DER hex)}');
 }
 
 /**
@@ -327,9 +334,7 @@ async function retry(db: Db, platformId: string, now: Now, h: SignedHeaders, p: 
 async function checkSignature(db: Db, platformId: string, now: Now, header: string, payload: string, accountId: string, signer: Signer, data: Record<string, unknown>): Promise<string | null> {
   if (header === LEGACY_WALLET_SIGNATURE) return null;
   const stamp = parseStamp(header);
-  if (!stamp) {
-    throw apiError(401, 'WALLET_SIGNATURE_MALFORMED', 'Service-Wallet-Signature is not a stamp: base64url of JSON {publicKey, scheme: SIGNATURE_SCHEME_TK_API_P256, signature (DER hex)}');
-  }
+  if (!stamp) throw malformedSignature();
   if (!verifyStamp(stamp, payload)) {
     throw apiError(401, 'WALLET_SIGNATURE_INVALID', 'The wallet signature does not verify over the pending payloadToSign', { reason: 'signature does not verify over the payload' });
   }
