@@ -289,6 +289,9 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
     envelope(await t.call('PATCH', `/customers/${enc(w.customerId)}`, { customerType: 'INDIVIDUAL', email: 'x+syncfail@example.com' }), 424, 'EMAIL_OTP_CREDENTIAL_SYNC_FAILED');
     expect((await list())[0]!.nickname).toBe('new@example.com');
     expect(((await t.call('GET', `/customers/${enc(w.customerId)}`)).json() as { email: string }).email).toBe('new@example.com');
+    // The operation declares that answer.
+    const doc = (await t.call('GET', '/openapi.json', undefined, { authorization: '' })).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(Object.keys(doc.paths['/customers/{customerId}']!.patch!.responses)).toContain('424');
   });
 
   // ---- Revocation and sessions ----
