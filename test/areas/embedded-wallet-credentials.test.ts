@@ -40,6 +40,8 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
   async function passkeyChallenge(id: string, clientPublicKey: string) {
     const res = await t.call('POST', `/auth/credentials/${enc(id)}/challenge`, { clientPublicKey });
     expect(res.statusCode, res.body).toBe(200);
+    // Verify echoes the challenge's request id: it is also the Request-Id response header.
+    expect(res.headers['request-id']).toBe((res.json() as { requestId: string }).requestId);
     return res.json() as { challenge: string; requestId: string; credentialId: string; type: string };
   }
 

@@ -54,6 +54,7 @@ describe(`embedded wallet payouts and delegated keys (${STORE})`, () => {
     const c = first.json() as { payloadToSign: string; requestId: string; expiresAt: string };
     expect(c.payloadToSign).toBe(info.payloadToSign);
     expect(c.expiresAt).toBe(q.expiresAt);
+    expect(first.headers['request-id']).toBe(c.requestId);
     expect(await balanceOf(t, w.accountId)).toEqual({ available: 50_000_000, total: 50_000_000 });
     // Refusals (the same Idempotency-Key throughout: a 202 or a 401 is not kept under it).
     const h = { 'idempotency-key': `exec-${q.id}` };
@@ -147,6 +148,7 @@ describe(`embedded wallet payouts and delegated keys (${STORE})`, () => {
     expect(first.statusCode, first.body).toBe(202);
     const c = first.json() as { payloadToSign: string; requestId: string; expiresAt: string };
     expect(c).toMatchObject({ payloadToSign: payload, requestId: expect.stringMatching(/^Request:/), expiresAt: q.expiresAt });
+    expect(first.headers['request-id']).toBe(c.requestId);
     expect(await balanceOf(t, w.accountId)).toEqual({ available: 50_000_000, total: 50_000_000 });
     expect(((await t.call('GET', '/agents/me/actions', undefined, a.h)).json() as { data: unknown[] }).data).toEqual([]);
     // The 401s of the platform route.
@@ -217,6 +219,7 @@ describe(`embedded wallet payouts and delegated keys (${STORE})`, () => {
     const leg1 = await t.call('POST', '/auth/delegated-keys', body);
     expect(leg1.statusCode, leg1.body).toBe(202);
     const c1 = leg1.json() as { payloadToSign: string; requestId: string };
+    expect(leg1.headers['request-id']).toBe(c1.requestId);
     const leg2 = await t.call('POST', '/auth/delegated-keys', body, { 'service-wallet-signature': stamp(key.privateKey, c1.payloadToSign), 'request-id': c1.requestId });
     expect(leg2.statusCode, leg2.body).toBe(202);
     const c2 = leg2.json() as { payloadToSign: string; requestId: string };

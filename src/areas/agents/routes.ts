@@ -4,7 +4,7 @@ import { iso, platformNowMs } from '../../kernel/clock.js';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
 import { PageQuery, SortOrderQuery } from '../../kernel/pagination.js';
 import { checkSchema } from '../../kernel/validation.js';
-import { signedHeadersOf } from '../embedded-wallets/routes.js';
+import { requestIdHeader, signedHeadersOf } from '../embedded-wallets/routes.js';
 import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
 import { jsonSerializer, lazyBody } from '../external-accounts/routes.js';
 import { ExternalAccount, ExternalAccountCreateRequest, ExternalAccountIdParams, ExternalAccountListResponse } from '../external-accounts/schemas.js';
@@ -384,6 +384,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const r = await executeMyQuote(deps, authOf(req), nowOf(req, clock), req.params.quoteId, signedHeadersOf(req));
+      if ('challenge' in r) requestIdHeader(reply, r.challenge);
       return 'challenge' in r ? reply.code(202).send(r.challenge) : reply.code(200).send(r.action);
     },
   );
