@@ -39,6 +39,7 @@ export async function otpLogin(t: TestApp, credentialId: string, headers?: Recor
   const first = await t.call('POST', `/auth/credentials/${enc(credentialId)}/verify`, body, headers);
   expect(first.statusCode, first.body).toBe(202);
   const c = first.json() as { payloadToSign: string; requestId: string };
+  expect(first.headers['request-id']).toBe(c.requestId);
   const done = await t.call('POST', `/auth/credentials/${enc(credentialId)}/verify`, body, { ...headers, 'service-wallet-signature': stamp(tek.privateKey, c.payloadToSign), 'request-id': c.requestId });
   expect(done.statusCode, done.body).toBe(200);
   return { session: done.json() as { id: string; expiresAt: string }, key: tek };
@@ -56,6 +57,8 @@ export async function signed(
   const first = await t.call(method, url, body, headers);
   expect(first.statusCode, first.body).toBe(202);
   const c = first.json() as { payloadToSign: string; requestId: string };
+  // The challenge's requestId is also the Request-Id response header.
+  expect(first.headers['request-id']).toBe(c.requestId);
   const sig = typeof key === 'string' ? key : stamp(key.privateKey, c.payloadToSign);
   const retry = await t.call(method, url, body, { ...headers, 'service-wallet-signature': sig, 'request-id': c.requestId });
   return { first, retry };

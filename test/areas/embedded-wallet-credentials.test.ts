@@ -40,6 +40,8 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
   async function passkeyChallenge(id: string, clientPublicKey: string) {
     const res = await t.call('POST', `/auth/credentials/${enc(id)}/challenge`, { clientPublicKey });
     expect(res.statusCode, res.body).toBe(200);
+    // Verify echoes the challenge's request id: it is also the Request-Id response header.
+    expect(res.headers['request-id']).toBe((res.json() as { requestId: string }).requestId);
     return res.json() as { challenge: string; requestId: string; credentialId: string; type: string };
   }
 
@@ -123,28 +125,45 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
     void key;
   });
 
-  it('passkey origins are a platform setting (default: localhost on any port)', async () => {
-    expect((await t.call('GET', '/auth/passkey-settings')).json()).toEqual({ allowedOrigins: ['http://localhost:*', 'https://localhost:*', 'http://127.0.0.1:*'] });
+  it('passkey origins: without a platform setting any http(s) origin, the RP ID still bound to it; a saved allowlist is enforced', async () => {
+    expect((await t.call('GET', '/auth/passkey-settings')).json()).toEqual({ allowedOrigins: ['http://*', 'https://*'] });
+    const w = await walletCustomer(t);
+    const { key } = await otpLogin(t, w.emailCredentialId);
+    // No setting saved: a production-like origin registers and verifies; the RP ID may be the origin's host or a parent domain of it.
+    const app = new SoftAuthenticator('wallet.example', 'https://app.wallet.example');
+    const c1 = regChallenge();
+    const { retry } = await signed(t, 'POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Phone', challenge: c1, attestation: app.create(c1) }, key);
+    expect(retry.statusCode, retry.body).toBe(201);
+    const id = (retry.json() as { id: string }).id;
+    const verify = async (assertion: unknown) => {
+      const ch = await passkeyChallenge(id, clientKey().uncompressed);
+      return t.call('POST', `/auth/credentials/${enc(id)}/verify`, { type: 'PASSKEY', assertion: typeof assertion === 'function' ? (assertion as (c: string) => unknown)(ch.challenge) : assertion }, { 'request-id': ch.requestId });
+    };
+    expect((await verify((c: string) => app.get(c))).statusCode).toBe(200);
+    // Another site's origin: its host is not the RP ID (nor below it), at registration and at assertion.
+    const c2 = regChallenge();
+    const foreign = new SoftAuthenticator('wallet.example', 'https://evil.example');
+    expect(envelope(await t.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Laptop', challenge: c2, attestation: foreign.create(c2) }), 401, 'UNAUTHORIZED').details?.reason).toMatch(/RP ID.*origin https:\/\/evil\.example/);
+    expect(envelope(await verify((c: string) => app.get(c, { origin: 'https://evil.example' })), 401, 'UNAUTHORIZED').details?.reason).toMatch(/RP ID wallet\.example is not the host of origin https:\/\/evil\.example/);
+    expect(envelope(await verify((c: string) => app.get(c, { origin: 'https://notwallet.example' })), 401, 'UNAUTHORIZED').details?.reason).toMatch(/RP ID/);
+    // Not http(s): refused whatever the setting.
+    expect(envelope(await verify((c: string) => app.get(c, { origin: 'ftp://app.wallet.example' })), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin/);
+    // A saved allowlist is enforced.
     const set = await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['https://wallet.example'] });
     expect(set.statusCode, set.body).toBe(200);
     try {
-      const w = await walletCustomer(t);
-      const { key } = await otpLogin(t, w.emailCredentialId);
-      const c1 = regChallenge();
+      expect((await t.call('GET', '/auth/passkey-settings')).json()).toEqual({ allowedOrigins: ['https://wallet.example'] });
+      expect(envelope(await verify((c: string) => app.get(c)), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin https:\/\/app\.wallet\.example is not an accepted origin/);
+      const c3 = regChallenge();
       const local = new SoftAuthenticator('localhost', ORIGIN);
-      expect(envelope(await t.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Laptop', challenge: c1, attestation: local.create(c1) }), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin/);
-      // The RP ID may be the origin's host or a parent domain of it.
-      const app = new SoftAuthenticator('wallet.example', 'https://app.wallet.example');
+      expect(envelope(await t.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Laptop', challenge: c3, attestation: local.create(c3) }), 401, 'UNAUTHORIZED').details?.reason).toMatch(/origin/);
       await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['https://app.wallet.example'] });
-      const c2 = regChallenge();
-      const { retry } = await signed(t, 'POST', '/auth/credentials', { type: 'PASSKEY', accountId: w.accountId, nickname: 'Phone', challenge: c2, attestation: app.create(c2) }, key);
-      expect(retry.statusCode, retry.body).toBe(201);
-      const ck = clientKey();
-      const ch = await passkeyChallenge((retry.json() as { id: string }).id, ck.uncompressed);
-      const ok = await t.call('POST', `/auth/credentials/${enc((retry.json() as { id: string }).id)}/verify`, { type: 'PASSKEY', assertion: app.get(ch.challenge) }, { 'request-id': ch.requestId });
-      expect(ok.statusCode, ok.body).toBe(200);
+      expect((await verify((c: string) => app.get(c))).statusCode).toBe(200);
+      await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['https://app.wallet.example:*'] });
+      expect((await verify((c: string) => app.get(c))).statusCode).toBe(200);
     } finally {
-      await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['http://localhost:*', 'https://localhost:*', 'http://127.0.0.1:*'] });
+      // Back to what no setting means (the other tests use localhost).
+      await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['http://*', 'https://*'] });
     }
     envelope(await t.call('PUT', '/auth/passkey-settings', { allowedOrigins: ['ftp://x'] }), 400, 'INVALID_INPUT');
   });
@@ -272,6 +291,9 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
     envelope(await t.call('PATCH', `/customers/${enc(w.customerId)}`, { customerType: 'INDIVIDUAL', email: 'x+syncfail@example.com' }), 424, 'EMAIL_OTP_CREDENTIAL_SYNC_FAILED');
     expect((await list())[0]!.nickname).toBe('new@example.com');
     expect(((await t.call('GET', `/customers/${enc(w.customerId)}`)).json() as { email: string }).email).toBe('new@example.com');
+    // The operation declares that answer.
+    const doc = (await t.call('GET', '/openapi.json', undefined, { authorization: '' })).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(Object.keys(doc.paths['/customers/{customerId}']!.patch!.responses)).toContain('424');
   });
 
   // ---- Revocation and sessions ----
@@ -331,6 +353,35 @@ describe(`embedded wallet credentials and sessions (${STORE})`, () => {
     envelope(await t.call('POST', `/auth/credentials/${enc(id)}/verify`, { type: 'PASSKEY' }), 400, 'INVALID_INPUT');
     envelope(await t.call('POST', '/auth/credentials/AuthMethod:00000000-0000-7000-8000-000000000000/challenge'), 404, 'REFERENCE_NOT_FOUND');
     envelope(await t.call('DELETE', '/auth/credentials/AuthMethod:00000000-0000-7000-8000-000000000000'), 404, 'REFERENCE_NOT_FOUND');
+  });
+
+  it('a clientPublicKey that is well-formed hex but not a P-256 point is 400 INVALID_INPUT naming it, before any challenge or write', async () => {
+    const OFF_CURVE = '04' + '00'.repeat(64);
+    const OFF_CURVE_COMPRESSED = '02' + 'ff'.repeat(32);
+    const { w, key, auth, id: passkeyId } = await withPasskey();
+    const { retry } = await signed(t, 'POST', '/auth/credentials', { type: 'OAUTH', accountId: w.accountId, oidcToken: oidcToken(claims()) }, key);
+    const oauthId = (retry.json() as { id: string }).id;
+    const requests = async () => (await t.store.db.selectFrom('wallet_requests').select('id').where('account_id', '=', w.accountId).execute()).length;
+    const sessions = async () => ((await t.call('GET', `/auth/sessions?accountId=${enc(w.accountId)}`)).json() as { data: unknown[] }).data.length;
+    const before = { requests: await requests(), sessions: await sessions() };
+    const named = (res: Parameters<typeof envelope>[0]) => expect(envelope(res, 400, 'INVALID_INPUT').details?.errors).toEqual([expect.objectContaining({ field: 'clientPublicKey', message: expect.stringMatching(/P-256/) })]);
+    // Challenge, every type (a key sent must be one, even where it is not used).
+    for (const k of [OFF_CURVE, OFF_CURVE_COMPRESSED]) named(await t.call('POST', `/auth/credentials/${enc(passkeyId)}/challenge`, { clientPublicKey: k }));
+    named(await t.call('POST', `/auth/credentials/${enc(w.emailCredentialId)}/challenge`, { clientPublicKey: OFF_CURVE }));
+    named(await t.call('POST', `/auth/credentials/${enc(oauthId)}/challenge`, { clientPublicKey: OFF_CURVE }));
+    // Verify: OAUTH (the nonce even matches the key), and a key sent with any other type.
+    for (const k of [OFF_CURVE, OFF_CURVE_COMPRESSED]) named(await t.call('POST', `/auth/credentials/${enc(oauthId)}/verify`, { type: 'OAUTH', oidcToken: oidcToken(claims({ nonce: sha256Hex(k) })), clientPublicKey: k }));
+    const ch = await passkeyChallenge(passkeyId, clientKey().uncompressed);
+    named(await t.call('POST', `/auth/credentials/${enc(passkeyId)}/verify`, { type: 'PASSKEY', assertion: auth.get(ch.challenge), clientPublicKey: OFF_CURVE }, { 'request-id': ch.requestId }));
+    // Refresh and export, before any challenge.
+    const { session } = await otpLogin(t, w.emailCredentialId);
+    const mid = { requests: await requests(), sessions: await sessions() };
+    named(await t.call('POST', `/auth/sessions/${enc(session.id)}/refresh`, { clientPublicKey: OFF_CURVE }));
+    named(await t.call('POST', `/internal-accounts/${enc(w.accountId)}/export`, { clientPublicKey: OFF_CURVE }));
+    expect({ requests: await requests(), sessions: await sessions() }).toEqual(mid);
+    // Nothing was issued or opened by the refused calls: the passkey challenge and the OTP login above are the only new rows.
+    expect(mid.requests).toBe(before.requests + 2);
+    expect(mid.sessions).toBe(before.sessions + 1);
   });
 
   it('list operations need a well-formed accountId; an unknown one lists nothing', async () => {

@@ -54,6 +54,7 @@ describe(`embedded wallet payouts and delegated keys (${STORE})`, () => {
     const c = first.json() as { payloadToSign: string; requestId: string; expiresAt: string };
     expect(c.payloadToSign).toBe(info.payloadToSign);
     expect(c.expiresAt).toBe(q.expiresAt);
+    expect(first.headers['request-id']).toBe(c.requestId);
     expect(await balanceOf(t, w.accountId)).toEqual({ available: 50_000_000, total: 50_000_000 });
     // Refusals (the same Idempotency-Key throughout: a 202 or a 401 is not kept under it).
     const h = { 'idempotency-key': `exec-${q.id}` };
@@ -113,6 +114,94 @@ describe(`embedded wallet payouts and delegated keys (${STORE})`, () => {
     expect((await t.call('POST', `/quotes/${enc(hq.id)}/execute`)).statusCode).toBe(200);
   });
 
+  // ---- Agents spending from a wallet ----
+
+  /** An installed agent of the wallet's customer (every permission, at most $10 a transaction; AUTO unless `mode` says otherwise). */
+  async function walletAgent(customerId: string, mode = 'AUTO') {
+    const created = await t.call('POST', '/agents', {
+      name: 'Wallet helper',
+      customerId,
+      policy: { permissions: ['VIEW_TRANSACTIONS', 'CREATE_TRANSFERS', 'CREATE_QUOTES', 'EXECUTE_QUOTES', 'MANAGE_EXTERNAL_ACCOUNTS'], defaultExecutionMode: mode, spendingLimits: { currency: 'USD', perTransactionLimit: 1_000 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const { agent, deviceCode } = created.json() as { agent: { id: string }; deviceCode: { code: string } };
+    const redeemed = await t.call('POST', `/agents/device-codes/${deviceCode.code}/redeem`, undefined, { authorization: '' });
+    expect(redeemed.statusCode, redeemed.body).toBe(200);
+    return { agentId: agent.id, h: { authorization: `Bearer ${(redeemed.json() as { accessToken: string }).accessToken}` } };
+  }
+
+  async function agentWalletQuote(h: Record<string, string>, src: string, ext: string, amount: number) {
+    const res = await t.call('POST', '/agents/me/quotes', quoteRequest(src, ext, amount), h);
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as WalletQuote & { transactionId: string };
+  }
+
+  it('an agent executes from a wallet only with the wallet signature: 202 first, refusals, the signed retry executes', async () => {
+    const { w, ext, key } = await fundedWallet();
+    const a = await walletAgent(w.customerId);
+    const q = await agentWalletQuote(a.h, w.accountId, ext, 2_000_000);
+    const payload = q.paymentInstructions[0]!.accountOrWalletInfo.payloadToSign;
+    const url = `/agents/me/quotes/${enc(q.id)}/execute`;
+    const h = { ...a.h, 'idempotency-key': `agent-exec-${q.id}` };
+    // Without a signature: the challenge over the quote's payload; no action, nothing moved.
+    const first = await t.call('POST', url, undefined, h);
+    expect(first.statusCode, first.body).toBe(202);
+    const c = first.json() as { payloadToSign: string; requestId: string; expiresAt: string };
+    expect(c).toMatchObject({ payloadToSign: payload, requestId: expect.stringMatching(/^Request:/), expiresAt: q.expiresAt });
+    expect(first.headers['request-id']).toBe(c.requestId);
+    expect(await balanceOf(t, w.accountId)).toEqual({ available: 50_000_000, total: 50_000_000 });
+    expect(((await t.call('GET', '/agents/me/actions', undefined, a.h)).json() as { data: unknown[] }).data).toEqual([]);
+    // The 401s of the platform route.
+    envelope(await t.call('POST', url, undefined, { ...h, 'service-wallet-signature': stamp(key.privateKey, payload) }), 401, 'REQUEST_ID_MISSING');
+    envelope(await t.call('POST', url, undefined, { ...h, 'request-id': c.requestId }), 401, 'WALLET_SIGNATURE_MISSING');
+    envelope(await t.call('POST', url, undefined, { ...h, 'service-wallet-signature': 'garbage', 'request-id': c.requestId }), 401, 'WALLET_SIGNATURE_MALFORMED');
+    envelope(await t.call('POST', url, undefined, { ...h, 'service-wallet-signature': stamp(clientKey().privateKey, payload), 'request-id': c.requestId }), 401, 'WALLET_SIGNATURE_INVALID');
+    expect(await balanceOf(t, w.accountId)).toEqual({ available: 50_000_000, total: 50_000_000 });
+    // Signed: the policy's decision (AUTO) takes effect; the same key replays the 200.
+    const ok = await t.call('POST', url, undefined, { ...h, 'service-wallet-signature': stamp(key.privateKey, payload), 'request-id': c.requestId });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json()).toMatchObject({ agentId: a.agentId, type: 'EXECUTE_QUOTE', status: 'APPROVED', transaction: { id: q.transactionId } });
+    const replay = await t.call('POST', url, undefined, { ...h, 'service-wallet-signature': stamp(key.privateKey, payload), 'request-id': c.requestId });
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect((await balanceOf(t, w.accountId)).available).toBeLessThan(50_000_000);
+    // A stamp over the quote's payload without a prior 202 is accepted, as on the platform route; another wallet's session is not.
+    const other = await walletCustomer(t);
+    const { key: otherKey } = await otpLogin(t, other.emailCredentialId);
+    const q2 = await agentWalletQuote(a.h, w.accountId, ext, 1_500_000);
+    const payload2 = q2.paymentInstructions[0]!.accountOrWalletInfo.payloadToSign;
+    envelope(await t.call('POST', `/agents/me/quotes/${enc(q2.id)}/execute`, undefined, { ...a.h, 'service-wallet-signature': stamp(otherKey.privateKey, payload2) }), 401, 'WALLET_SIGNATURE_INVALID');
+    const direct = await t.call('POST', `/agents/me/quotes/${enc(q2.id)}/execute`, undefined, { ...a.h, 'service-wallet-signature': stamp(key.privateKey, payload2) });
+    expect(direct.statusCode, direct.body).toBe(200);
+    expect(direct.json()).toMatchObject({ status: 'APPROVED' });
+    await assertLedgerInvariants(t.store);
+  });
+
+  it('an agent action from a wallet that needs approval is signed at submission; the approval then executes it; a policy denial comes before any challenge', async () => {
+    const { w, ext, key } = await fundedWallet();
+    const a = await walletAgent(w.customerId, 'APPROVAL_REQUIRED');
+    const q = await agentWalletQuote(a.h, w.accountId, ext, 2_000_000);
+    const url = `/agents/me/quotes/${enc(q.id)}/execute`;
+    const first = await t.call('POST', url, undefined, a.h);
+    expect(first.statusCode, first.body).toBe(202);
+    expect(((await t.call('GET', `/agents/approvals?agentId=${enc(a.agentId)}`)).json() as { data: unknown[] }).data).toEqual([]);
+    const c = first.json() as { payloadToSign: string; requestId: string };
+    const held = await t.call('POST', url, undefined, { ...a.h, 'service-wallet-signature': stamp(key.privateKey, c.payloadToSign), 'request-id': c.requestId });
+    expect(held.statusCode, held.body).toBe(200);
+    const action = held.json() as { id: string; status: string };
+    expect(action.status).toBe('PENDING_APPROVAL');
+    expect(await balanceOf(t, w.accountId)).toEqual({ available: 50_000_000, total: 50_000_000 });
+    // The platform's approval needs no further signature.
+    const approved = await t.call('POST', `/agents/${enc(a.agentId)}/actions/${enc(action.id)}/approve`);
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json()).toMatchObject({ id: action.id, status: 'APPROVED', transaction: { id: q.transactionId } });
+    expect((await balanceOf(t, w.accountId)).available).toBeLessThan(50_000_000);
+    // Over the limit: 403 at once, no challenge issued.
+    const big = await agentWalletQuote(a.h, w.accountId, ext, 20_000_000);
+    envelope(await t.call('POST', `/agents/me/quotes/${enc(big.id)}/execute`, undefined, a.h), 403, 'FORBIDDEN');
+    await assertLedgerInvariants(t.store);
+  });
+
   // ---- Delegated keys ----
 
   it('delegated keys: three legs (202, 202 PENDING, 201 ACTIVE), one ACTIVE per funding source, revoke', async () => {
@@ -130,6 +219,7 @@ describe(`embedded wallet payouts and delegated keys (${STORE})`, () => {
     const leg1 = await t.call('POST', '/auth/delegated-keys', body);
     expect(leg1.statusCode, leg1.body).toBe(202);
     const c1 = leg1.json() as { payloadToSign: string; requestId: string };
+    expect(leg1.headers['request-id']).toBe(c1.requestId);
     const leg2 = await t.call('POST', '/auth/delegated-keys', body, { 'service-wallet-signature': stamp(key.privateKey, c1.payloadToSign), 'request-id': c1.requestId });
     expect(leg2.statusCode, leg2.body).toBe(202);
     const c2 = leg2.json() as { payloadToSign: string; requestId: string };

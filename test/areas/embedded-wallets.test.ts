@@ -100,6 +100,12 @@ describe(`embedded wallets: provisioning, OTP, signed actions (${STORE})`, () =>
     expect(bad.details).toMatchObject({ reason: 'signing key is not an active session of the wallet' });
     const unknown = envelope(await t.call('PATCH', url, { privateEnabled: true }, { 'service-wallet-signature': good, 'request-id': 'Request:00000000-0000-7000-8000-000000000000' }), 401, 'UNAUTHORIZED');
     expect(unknown.details?.reason).toMatch(/Request-Id/);
+    // The stamp is parsed first: a garbage one is malformed whatever the Request-Id names or the body is.
+    envelope(await t.call('PATCH', url, { privateEnabled: true }, { 'service-wallet-signature': 'not-a-stamp', 'request-id': 'Request:00000000-0000-7000-8000-000000000000' }), 401, 'WALLET_SIGNATURE_MALFORMED');
+    envelope(await t.call('PATCH', url, { privateEnabled: false }, { 'service-wallet-signature': 'not-a-stamp', 'request-id': c.requestId }), 401, 'WALLET_SIGNATURE_MALFORMED');
+    envelope(await t.call('POST', `/auth/credentials/${enc(w.emailCredentialId)}/verify`, { type: 'EMAIL_OTP', encryptedOtpBundle: '{}' }, { 'service-wallet-signature': 'e30', 'request-id': 'nope' }), 401, 'WALLET_SIGNATURE_MALFORMED');
+    // The legacy value is not a stamp, and still reaches the Request-Id check.
+    envelope(await t.call('PATCH', url, { privateEnabled: true }, { 'service-wallet-signature': 'sandbox-valid-signature', 'request-id': 'Request:00000000-0000-7000-8000-000000000000' }), 401, 'UNAUTHORIZED');
     // None of the refusals used the challenge: the good retry still passes, once.
     const ok = await t.call('PATCH', url, { privateEnabled: true }, { 'service-wallet-signature': good, 'request-id': c.requestId });
     expect(ok.statusCode, ok.body).toBe(200);

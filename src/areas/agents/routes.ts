@@ -4,6 +4,8 @@ import { iso, platformNowMs } from '../../kernel/clock.js';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
 import { PageQuery, SortOrderQuery } from '../../kernel/pagination.js';
 import { checkSchema } from '../../kernel/validation.js';
+import { requestIdHeader, signedHeadersOf } from '../embedded-wallets/routes.js';
+import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
 import { jsonSerializer, lazyBody } from '../external-accounts/routes.js';
 import { ExternalAccount, ExternalAccountCreateRequest, ExternalAccountIdParams, ExternalAccountListResponse } from '../external-accounts/schemas.js';
 import { createExternalAccount, rejectCreateBody } from '../external-accounts/service.js';
@@ -373,12 +375,18 @@ export const agentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: operations,
         operationId: 'agentExecuteQuote',
         summary: 'Execute a quote',
-        description: 'EXECUTE_QUOTES and the spending limits; then executed (APPROVED, with its transaction) or PENDING_APPROVAL (execution mode, approval threshold). Denied: 403 FORBIDDEN with details.reason.',
+        description:
+          'EXECUTE_QUOTES and the spending limits; then executed (APPROVED, with its transaction) or PENDING_APPROVAL (execution mode, approval threshold). Denied: 403 FORBIDDEN with details.reason. From an EMBEDDED_WALLET source the policy’s decision takes effect only with the wallet’s stamp over the quote’s payloadToSign in Service-Wallet-Signature (without one: 202 with the payload and a requestId; the signed retry carries the stamp and the Request-Id), as on POST /quotes/{quoteId}/execute.',
         params: QuoteIdParams,
-        response: { 200: AgentAction, ...errorResponses(403, 404, 409, 429) },
+        headers: SignedHeaders,
+        response: { 200: AgentAction, 202: SignedRequestChallenge, ...errorResponses(403, 404, 409, 429) },
       },
     },
-    async (req) => executeMyQuote(deps, authOf(req), nowOf(req, clock), req.params.quoteId),
+    async (req, reply) => {
+      const r = await executeMyQuote(deps, authOf(req), nowOf(req, clock), req.params.quoteId, signedHeadersOf(req));
+      if ('challenge' in r) requestIdHeader(reply, r.challenge);
+      return 'challenge' in r ? reply.code(202).send(r.challenge) : reply.code(200).send(r.action);
+    },
   );
 
   app.get(

@@ -14,6 +14,8 @@ import { type Page, paginate, timeRangeOf } from '../../kernel/pagination.js';
 import { safeEqual } from '../../kernel/secrets.js';
 import { hasRate } from '../../sandbox/fx.js';
 import { findCustomer } from '../customers/store.js';
+import type { SignedRequestChallenge } from '../embedded-wallets/schemas.js';
+import { authorizeWalletExecuteIn, type SignedHeaders } from '../embedded-wallets/service.js';
 import { deleteExternalAccount, getExternalAccount, listExternalAccounts, requireExternalAccount } from '../external-accounts/service.js';
 import type { ExternalAccount } from '../external-accounts/schemas.js';
 import { INCOMING_PAYMENT_JOB, type ApprovalFlow, approvePendingPayment, type Decline, registerApprovalFlow, rejectPendingPayment } from '../incoming-payments/service.js';
@@ -723,12 +725,18 @@ async function emitAction(trx: Trx, row: ActionRow, type: (typeof AGENT_ACTION_E
   await emitEvent(trx, row.platform_id, now.at, { type, resourceId: row.id, data: await actionView(trx, row, now.ms) });
 }
 
-/** POST /agents/me/quotes/{quoteId}/execute: EXECUTE_QUOTES, limits, then AUTO or pending approval. */
-export async function executeMyQuote(deps: AgentDeps, auth: AuthContext, now: Now, quoteId: string): Promise<AgentAction> {
+/**
+ * POST /agents/me/quotes/{quoteId}/execute: EXECUTE_QUOTES, limits, then AUTO or pending
+ * approval. From an EMBEDDED_WALLET source the wallet's signature is checked once the policy
+ * allows the action and before its decision takes effect (the platform route's protocol: a
+ * call without signature headers answers the 202 challenge and nothing else happens), so an
+ * action held for approval was signed at submission and its approval executes it.
+ */
+export async function executeMyQuote(deps: AgentDeps, auth: AuthContext, now: Now, quoteId: string, h: SignedHeaders = {}): Promise<{ action: AgentAction } | { challenge: SignedRequestChallenge }> {
   const caller = await auditedCaller(deps.store, auth, 'EXECUTE_QUOTE', now);
   await requireMyQuote(deps.store.db, caller, quoteId);
   return auditingDenials(deps.store, now, () =>
-    effectTransaction(deps.store.db, async (trx) => {
+    effectTransaction<{ action: AgentAction } | { challenge: SignedRequestChallenge }>(deps.store.db, async (trx) => {
       const agent = await lockedAgent(trx, deps.store, caller);
       const q = await requireMyQuote(trx, agent, quoteId, deps.store.kind === 'postgres');
       const internalAccountId = internalAccountOf(q);
@@ -745,10 +753,13 @@ export async function executeMyQuote(deps: AgentDeps, auth: AuthContext, now: No
         internalAccountId,
         verdict,
       };
-      if (verdict.mode === 'APPROVAL_REQUIRED') return actionView(trx, await holdForApproval(trx, deps, agent, s, now), now.ms);
+      const challenge = await authorizeWalletExecuteIn(trx, auth.platform.id, now, q, h);
+      if (challenge) return { challenge };
+      if (verdict.mode === 'APPROVAL_REQUIRED') return { action: await actionView(trx, await holdForApproval(trx, deps, agent, s, now), now.ms) };
       const tx = await executeQuoteIn(trx, deps, auth.platform, now, q.id, { agentId: agent.id });
-      return actionView(trx, await recordAction(trx, agent, s, now, true, tx.id), now.ms);
-    }),
+      return { action: await actionView(trx, await recordAction(trx, agent, s, now, true, tx.id), now.ms) };
+    // A challenge is not the route's answer: the signed retry repeats the Idempotency-Key.
+    }, (r) => ('action' in r ? r.action : undefined)),
   );
 }
 
@@ -926,6 +937,9 @@ const agentActionFlow: ApprovalFlow = {
     };
     const verdict = evaluate({ isPaused: agent.is_paused === 1 }, policy, subject, await usageOf(trx, agent, policy, now.ms, action.id));
     if (!verdict.allowed) return failAction(trx, row, action, 'POLICY_DENIED', verdict.reason, actor, now);
+    // No wallet signature here: an action whose source is an embedded wallet was held only
+    // after its signature verified at submission (executeMyQuote); the approval is the
+    // platform's decision on that signed request.
     await updateQuoteStatus(trx, row.platform_id, action.quote_id, 'PENDING_AUTHORIZATION', { status: 'PENDING', updated_at: now.at });
     const transfer = action.type === 'TRANSFER_OUT' ? 'OUT' : action.type === 'TRANSFER_IN' ? 'IN' : undefined;
     await sql`savepoint agent_execute`.execute(trx);

@@ -69,7 +69,7 @@ export const customersRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const errors = checkSchema(CustomerUpdateRequest, req.body ?? null);
         if (errors.length > 0) await rejectUpdateBody(deps, authOf(req).platform, (req.params as { customerId: string }).customerId, req.body, errors);
       },
-      schema: { tags, operationId: 'updateCustomerById', summary: 'Update a customer', params: CustomerIdParams, body: CustomerUpdateRequest, response: { 200: Customer, ...errorResponses(403, 404, 409, 410) } },
+      schema: { tags, operationId: 'updateCustomerById', summary: 'Update a customer', params: CustomerIdParams, body: CustomerUpdateRequest, response: { 200: Customer, ...errorResponses(403, 404, 409, 410, 424) } },
     },
     async (req) => updateCustomer(deps, authOf(req).platform, nowOf(req, clock).at, req.params.customerId, req.body),
   );

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
 import { InternalAccount } from '../internal-accounts/schemas.js';
 import {
@@ -55,6 +55,15 @@ export function signedHeadersOf(req: FastifyRequest): Headers {
   return { signature: one(req.headers['service-wallet-signature']), requestId: one(req.headers['request-id']) };
 }
 
+/**
+ * A challenge's requestId also as the `Request-Id` response header (the header the signed
+ * retry, or the passkey verify, echoes), besides the body field. Nothing for other answers.
+ */
+export function requestIdHeader(reply: FastifyReply, body: unknown): void {
+  const rid = body !== null && typeof body === 'object' ? (body as { requestId?: unknown }).requestId : undefined;
+  if (typeof rid === 'string') reply.header('request-id', rid);
+}
+
 const signedNote = ' Signed action: the first call (no Service-Wallet-Signature, no Request-Id) answers 202 with payloadToSign and requestId; the retry with the same body carries the stamp and the Request-Id.';
 
 export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -83,6 +92,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const r = await createCredential(deps, authOf(req).platform, nowOf(req, clock), req.body, signedHeadersOf(req));
+      if (r.status === 202) requestIdHeader(reply, r.body);
       return reply.code(r.status).send(r.body);
     },
   );
@@ -111,7 +121,11 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: AuthCredentialChallengeResponse, ...errorResponses(404) },
       },
     },
-    async (req) => challengeCredential(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, req.body),
+    async (req, reply) => {
+      const r = await challengeCredential(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, req.body);
+      requestIdHeader(reply, r); // a passkey challenge: verify echoes it
+      return r;
+    },
   );
 
   app.post(
@@ -131,6 +145,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const r = await verifyCredential(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, req.body, signedHeadersOf(req));
+      if (r.status === 202) requestIdHeader(reply, r.body);
       return reply.code(r.status).send(r.body);
     },
   );
@@ -151,6 +166,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const c = await revokeCredential(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, signedHeadersOf(req));
+      if (c) requestIdHeader(reply, c);
       return c ? reply.code(202).send(c) : reply.code(204).send(null);
     },
   );
@@ -180,6 +196,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const c = await revokeSession(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, signedHeadersOf(req));
+      if (c) requestIdHeader(reply, c);
       return c ? reply.code(202).send(c) : reply.code(204).send(null);
     },
   );
@@ -201,6 +218,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const r = await refreshSession(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, req.body.clientPublicKey, signedHeadersOf(req));
+      if ('challenge' in r) requestIdHeader(reply, r.challenge);
       return 'challenge' in r ? reply.code(202).send(r.challenge) : reply.code(201).send(r.session);
     },
   );
@@ -221,6 +239,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const r = await createDelegatedKey(deps, authOf(req).platform.id, nowOf(req, clock), req.body, signedHeadersOf(req));
+      if (r.status === 202) requestIdHeader(reply, r.body);
       return reply.code(r.status).send(r.body);
     },
   );
@@ -272,6 +291,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const r = await updateWallet(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, req.body, signedHeadersOf(req));
+      if ('challenge' in r) requestIdHeader(reply, r.challenge);
       return 'challenge' in r ? reply.code(202).send(r.challenge) : reply.code(200).send(r.account);
     },
   );
@@ -293,6 +313,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const r = await exportWallet(deps, authOf(req).platform.id, nowOf(req, clock), req.params.id, req.body.clientPublicKey, signedHeadersOf(req));
+      if ('challenge' in r) requestIdHeader(reply, r.challenge);
       return 'challenge' in r ? reply.code(202).send(r.challenge) : reply.code(200).send(r.body);
     },
   );

@@ -19,7 +19,7 @@ import type { InternalAccount } from '../internal-accounts/schemas.js';
 import { insertAccounts, type InternalAccountRow } from '../internal-accounts/store.js';
 import { openInternalLedgerAccounts } from '../ledger/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { findQuote } from '../quotes/store.js';
+import { findQuote, type QuoteRow } from '../quotes/store.js';
 import {
   bytesToHex,
   compressedKey,
@@ -31,6 +31,7 @@ import {
   LEGACY_WALLET_SIGNATURE,
   newKeyPair,
   parseStamp,
+  pointOf,
   sessionBundle,
   sha256Hex,
   targetBundle,
@@ -87,8 +88,12 @@ export const OIDC_MAX_AGE_S = 60;
 export const OIDC_SKEW_S = 5;
 /** The OIDC issuers the sandbox accepts. */
 export const SUPPORTED_OIDC_ISSUERS = ['https://accounts.google.com', 'accounts.google.com', 'https://appleid.apple.com'] as const;
-/** Accepted WebAuthn origins until the platform sets its own (a trailing :* is any port). */
-export const DEFAULT_ALLOWED_ORIGINS = ['http://localhost:*', 'https://localhost:*', 'http://127.0.0.1:*'] as const;
+/**
+ * Accepted WebAuthn origins until the platform saves its own allowlist: any http(s) origin
+ * (`scheme://*` is any host and port; a trailing :* is any port). The RP ID binding is checked
+ * whatever the origin: the RP ID must be the origin's host or a parent domain of it.
+ */
+export const DEFAULT_ALLOWED_ORIGINS = ['http://*', 'https://*'] as const;
 /** The currency of a customer's embedded wallet (the hosted docs' USDB, which this service does not list, maps to USDC). */
 export const WALLET_CURRENCY = 'USDC';
 /** Sandbox: a customer email update to an address whose local part ends in +syncfail fails to reach tied EMAIL_OTP credentials (424). */
@@ -96,6 +101,15 @@ export const SYNC_FAILURE_EMAIL = /\+syncfail@/i;
 
 function unauthorized(reason: string, message = `Authentication failed: ${reason}`) {
   return apiError(401, 'UNAUTHORIZED', message, { reason });
+}
+
+/**
+ * A client key must be a point of P-256: SEC1 hex of the right length (the schemas' pattern)
+ * can still be off the curve (e.g. 04 followed by 64 zero bytes). 400 INVALID_INPUT naming
+ * the field, before any challenge is issued or anything written.
+ */
+function requirePoint(hex: string | undefined, field: string): void {
+  if (hex !== undefined && pointOf(hex) === undefined) throw invalidInput([{ field, message: 'is not a point of the P-256 curve (SEC1 hex, compressed or uncompressed)' }]);
 }
 
 function stable(value: unknown): string {
@@ -292,6 +306,9 @@ function challengeOf(c: SignedRequestChallenge): SignedRequestChallenge {
 
 /** Check a signed retry against its pending request and consume it; answers the session that signed (null: the legacy value). */
 async function retry(db: Db, platformId: string, now: Now, h: SignedHeaders, p: Pending, signer: Signer): Promise<{ request: RequestRow; sessionId: string | null }> {
+  // A stamp that does not parse is malformed whatever the Request-Id names (checked again, with its key, below).
+  const header = h.signature!.trim();
+  if (header !== LEGACY_WALLET_SIGNATURE && !parseStamp(header)) throw malformedSignature();
   const rid = h.requestId!.trim();
   const request = await store.findRequest(db, platformId, rid);
   if (!request || request.kind !== p.kind || request.target_id !== p.targetId || request.status !== 'PENDING' || Number(request.expires_at_ms) <= now.ms) {
@@ -301,9 +318,13 @@ async function retry(db: Db, platformId: string, now: Now, h: SignedHeaders, p: 
     throw apiError(401, 'WALLET_SIGNATURE_BODY_MISMATCH', 'The signed retry carries a different body from the call that issued the challenge: the signature covers that one');
   }
   const data = JSON.parse(request.data) as Record<string, unknown>;
-  const sessionId = await checkSignature(db, platformId, now, h.signature!.trim(), request.payload, request.account_id, signer, data);
+  const sessionId = await checkSignature(db, platformId, now, header, request.payload, request.account_id, signer, data);
   if (!(await store.useRequest(db, platformId, request.id))) throw unauthorized('the challenge was already used', `Request-Id ${rid} was already used`);
   return { request, sessionId };
+}
+
+function malformedSignature() {
+  return apiError(401, 'WALLET_SIGNATURE_MALFORMED', 'Service-Wallet-Signature is not a stamp: base64url of JSON {publicKey, scheme: SIGNATURE_SCHEME_TK_API_P256, signature (DER hex)}');
 }
 
 /**
@@ -313,9 +334,7 @@ async function retry(db: Db, platformId: string, now: Now, h: SignedHeaders, p: 
 async function checkSignature(db: Db, platformId: string, now: Now, header: string, payload: string, accountId: string, signer: Signer, data: Record<string, unknown>): Promise<string | null> {
   if (header === LEGACY_WALLET_SIGNATURE) return null;
   const stamp = parseStamp(header);
-  if (!stamp) {
-    throw apiError(401, 'WALLET_SIGNATURE_MALFORMED', 'Service-Wallet-Signature is not a stamp: base64url of JSON {publicKey, scheme: SIGNATURE_SCHEME_TK_API_P256, signature (DER hex)}');
-  }
+  if (!stamp) throw malformedSignature();
   if (!verifyStamp(stamp, payload)) {
     throw apiError(401, 'WALLET_SIGNATURE_INVALID', 'The wallet signature does not verify over the pending payloadToSign', { reason: 'signature does not verify over the payload' });
   }
@@ -354,10 +373,13 @@ async function openSession(db: Db, platformId: string, now: Now, cred: Credentia
   if ('tek' in keys) {
     publicKey = keys.tek;
   } else {
+    const recipient = uncompressedKey(keys.clientPublicKey);
+    // Checked where the key came in (requirePoint); a key that is not a point never reaches here.
+    if (recipient === undefined) throw invalidInput([{ field: 'clientPublicKey', message: 'is not a point of the P-256 curve' }]);
     const kp = newKeyPair();
     publicKey = bytesToHex(kp.publicKey);
     if (keys.clientPublicKey.length === 66) clientKey = compressedKey(keys.clientPublicKey)!;
-    sealed = await sessionBundle(kp.privateKey, uncompressedKey(keys.clientPublicKey)!);
+    sealed = await sessionBundle(kp.privateKey, recipient);
   }
   const row: SessionRow = {
     id: newId('Session'),
@@ -407,6 +429,7 @@ export async function revokeSession(deps: WalletDeps, platformId: string, now: N
 }
 
 export async function refreshSession(deps: WalletDeps, platformId: string, now: Now, id: string, clientPublicKey: string, h: SignedHeaders): Promise<{ challenge: SignedRequestChallenge } | { session: AuthSession }> {
+  requirePoint(clientPublicKey, 'clientPublicKey');
   return deps.store.db.transaction().execute(async (trx) => {
     const any = await trx.selectFrom('wallet_sessions').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
     if (!any) throw notFound('REFERENCE_NOT_FOUND', 'Session', id);
@@ -447,8 +470,8 @@ function originAccepted(origin: string, allowed: readonly string[]): boolean {
   } catch {
     return false;
   }
-  if (url.origin !== origin) return false;
-  return allowed.some((a) => (a.endsWith(':*') ? `${url.protocol}//${url.hostname}` === a.slice(0, -2) : a === origin));
+  if (url.origin !== origin || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  return allowed.some((a) => a === `${url.protocol}//*` || (a.endsWith(':*') ? `${url.protocol}//${url.hostname}` === a.slice(0, -2) : a === origin));
 }
 
 /** The RP IDs an origin may register under: its host and each parent domain (not a bare TLD). */
@@ -497,7 +520,9 @@ async function verifyRegistration(db: Db, platformId: string, body: AuthCredenti
       requireUserVerification: false,
     });
   } catch (err) {
-    throw unauthorized(`WebAuthn registration: ${(err as Error).message}`);
+    // Any origin may be accepted: the RP ID binding is what ties the credential to it.
+    const rp = (err as Error).name === 'UnexpectedRPIDHash' ? `: the RP ID must be the host of origin ${origin} or a parent domain of it` : '';
+    throw unauthorized(`WebAuthn registration: ${(err as Error).message}${rp}`);
   }
   if (!result.verified) throw unauthorized('WebAuthn registration: attestation does not verify');
   const info = result.registrationInfo;
@@ -662,6 +687,7 @@ async function issueOtp(deps: WalletDeps, db: Db, platformId: string, now: Now, 
 export async function challengeCredential(deps: WalletDeps, platformId: string, now: Now, id: string, body: AuthCredentialChallengeRequest): Promise<AuthMethodResponse | PasskeyAuthChallenge> {
   return deps.store.db.transaction().execute(async (trx) => {
     const cred = await requireCredential(trx, platformId, id);
+    requirePoint(body.clientPublicKey, 'clientPublicKey');
     const wallet = (await store.findWallet(trx, platformId, cred.account_id))!;
     if (cred.type === 'OAUTH') throw invalidInput([{ field: 'id', message: 'is an OAUTH credential: it has no challenge step; verify it with a fresh OIDC token and a clientPublicKey' }]);
     if (cred.type === 'EMAIL_OTP' || cred.type === 'SMS_OTP') {
@@ -677,6 +703,8 @@ export async function challengeCredential(deps: WalletDeps, platformId: string, 
 
 function verifyFieldErrors(body: AuthCredentialVerifyRequest, cred: CredentialRow): FieldError[] {
   const errors: FieldError[] = [];
+  // Whatever the type: a clientPublicKey sent must be a point of P-256.
+  if (body.clientPublicKey !== undefined && pointOf(body.clientPublicKey) === undefined) errors.push({ field: 'clientPublicKey', message: 'is not a point of the P-256 curve (SEC1 hex, compressed or uncompressed)' });
   if (body.type !== cred.type) errors.push({ field: 'type', constraint: { enum: [cred.type] }, message: `must be ${cred.type}, the type of credential ${cred.id}` });
   else if (body.type === 'EMAIL_OTP' || body.type === 'SMS_OTP') {
     if (body.encryptedOtpBundle === undefined) errors.push({ field: 'encryptedOtpBundle', message: `is required to verify an ${body.type} credential` });
@@ -767,6 +795,8 @@ export async function verifyCredential(
     if (a.credentialId !== cred.webauthn_id) throw unauthorized('assertion credentialId is not the WebAuthn credential of this credential');
     if (a.signature !== LEGACY_PASSKEY_SIGNATURE) {
       const origin = await checkedOrigin(trx, platformId, a.clientDataJson);
+      // The credential's RP ID must be the origin's host or a parent domain of it (any origin may be accepted).
+      if (!rpIdCandidates(origin).includes(cred.rp_id!)) throw unauthorized(`the credential's RP ID ${cred.rp_id} is not the host of origin ${origin} or a parent domain of it`);
       let result;
       try {
         result = await verifyAuthenticationResponse({
@@ -816,6 +846,7 @@ export async function revokeCredential(deps: WalletDeps, platformId: string, now
 // ---- Internal account actions -----------------------------------------------------------------
 
 export async function exportWallet(deps: WalletDeps, platformId: string, now: Now, accountId: string, clientPublicKey: string, h: SignedHeaders): Promise<{ challenge: SignedRequestChallenge } | { body: { id: string; encryptedWalletCredentials: string } }> {
+  requirePoint(clientPublicKey, 'clientPublicKey');
   return deps.store.db.transaction().execute(async (trx) => {
     const { wallet } = await requireWallet(trx, platformId, accountId, 'id');
     const p: Pending = { kind: 'EXPORT', accountId, targetId: accountId, body: { clientPublicKey } };
@@ -874,6 +905,32 @@ export async function walletQuoteInstructions(db: Db, platformId: string, nowMs:
   ]);
 }
 
+/** The payloadToSign of a quote from an embedded wallet that is still open, with its wallet; undefined for any other quote. */
+async function walletQuotePayload(db: Db, platformId: string, nowMs: number, quote: QuoteRow): Promise<{ wallet: WalletRow; payload: string } | undefined> {
+  if (quote.source_account_id === null || quote.payment_instructions === null || quote.status !== 'PENDING' || Number(quote.expires_at_ms) <= nowMs) return undefined;
+  const wallet = await store.findWallet(db, platformId, quote.source_account_id);
+  if (!wallet) return undefined;
+  const payload = (JSON.parse(quote.payment_instructions) as Array<{ accountOrWalletInfo: { payloadToSign?: string } }>)[0]?.accountOrWalletInfo.payloadToSign;
+  return payload === undefined ? undefined : { wallet, payload };
+}
+
+/** The consent check itself, in the caller's transaction (see authorizeWalletExecute). */
+async function walletExecuteConsent(trx: Db, platformId: string, now: Now, quote: QuoteRow, w: { wallet: WalletRow; payload: string }, h: SignedHeaders): Promise<SignedRequestChallenge | null> {
+  const p: Pending = { kind: 'EXECUTE_QUOTE', accountId: w.wallet.account_id, targetId: quote.id, body: {} };
+  const sig = h.signature?.trim() || undefined;
+  const rid = h.requestId?.trim() || undefined;
+  if (sig && !rid) {
+    if (await store.pendingRequestFor(trx, platformId, quote.id, 'EXECUTE_QUOTE', now.ms)) {
+      throw apiError(401, 'REQUEST_ID_MISSING', 'The signed retry needs the Request-Id of the 202 answer');
+    }
+    await checkSignature(trx, platformId, now, sig, w.payload, w.wallet.account_id, { kind: 'session' }, {});
+    return null;
+  }
+  if (legOf(h) === 'first') return challengeOf(await issue(trx, platformId, now, p, w.payload, {}, Math.max(1, Number(quote.expires_at_ms) - now.ms)));
+  await retry(trx, platformId, now, h, p, { kind: 'session' });
+  return null;
+}
+
 /**
  * The wallet's consent to execute a quote from an embedded wallet (the execute route calls
  * this first): null when the quote needs none or the signature is good; a challenge (202)
@@ -883,26 +940,19 @@ export async function walletQuoteInstructions(db: Db, platformId: string, nowMs:
 export async function authorizeWalletExecute(deps: WalletDeps, platformId: string, now: Now, quoteId: string, h: SignedHeaders): Promise<SignedRequestChallenge | null> {
   // Most quotes are not from a wallet: answered from two reads, no transaction.
   const quote = await findQuote(deps.store.db, platformId, quoteId);
-  if (!quote || quote.source_account_id === null || quote.payment_instructions === null || quote.status !== 'PENDING' || Number(quote.expires_at_ms) <= now.ms) return null;
-  const wallet = await store.findWallet(deps.store.db, platformId, quote.source_account_id);
-  if (!wallet) return null;
-  const payload = (JSON.parse(quote.payment_instructions) as Array<{ accountOrWalletInfo: { payloadToSign?: string } }>)[0]?.accountOrWalletInfo.payloadToSign;
-  if (payload === undefined) return null;
-  return deps.store.db.transaction().execute(async (trx) => {
-    const p: Pending = { kind: 'EXECUTE_QUOTE', accountId: wallet.account_id, targetId: quoteId, body: {} };
-    const sig = h.signature?.trim() || undefined;
-    const rid = h.requestId?.trim() || undefined;
-    if (sig && !rid) {
-      if (await store.pendingRequestFor(trx, platformId, quoteId, 'EXECUTE_QUOTE', now.ms)) {
-        throw apiError(401, 'REQUEST_ID_MISSING', 'The signed retry needs the Request-Id of the 202 answer');
-      }
-      await checkSignature(trx, platformId, now, sig, payload, wallet.account_id, { kind: 'session' }, {});
-      return null;
-    }
-    if (legOf(h) === 'first') return challengeOf(await issue(trx, platformId, now, p, payload, {}, Math.max(1, Number(quote.expires_at_ms) - now.ms)));
-    await retry(trx, platformId, now, h, p, { kind: 'session' });
-    return null;
-  });
+  const w = quote ? await walletQuotePayload(deps.store.db, platformId, now.ms, quote) : undefined;
+  if (!quote || !w) return null;
+  return deps.store.db.transaction().execute((trx) => walletExecuteConsent(trx, platformId, now, quote, w, h));
+}
+
+/**
+ * The same consent inside the caller's transaction, for a quote it already holds (an agent's
+ * execute: checked after its policy allowed the action and before the decision takes effect,
+ * so a held action was signed at submission). A challenge issued here must be committed.
+ */
+export async function authorizeWalletExecuteIn(trx: Transaction<DB>, platformId: string, now: Now, quote: QuoteRow, h: SignedHeaders): Promise<SignedRequestChallenge | null> {
+  const w = await walletQuotePayload(trx, platformId, now.ms, quote);
+  return w ? walletExecuteConsent(trx, platformId, now, quote, w, h) : null;
 }
 
 // ---- Delegated keys -----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
-import { signedHeadersOf } from '../embedded-wallets/routes.js';
+import { requestIdHeader, signedHeadersOf } from '../embedded-wallets/routes.js';
 import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
 import { authorizeWalletExecute } from '../embedded-wallets/service.js';
 import { TransactionOneOf } from '../transactions/schemas.js';
@@ -83,7 +83,10 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req, reply) => {
       // From an embedded wallet: the wallet's signature first (202 challenge without one).
       const challenge = await authorizeWalletExecute({ store, sealer }, authOf(req).platform.id, nowOf(req, clock), req.params.quoteId, signedHeadersOf(req));
-      if (challenge) return reply.code(202).send(challenge);
+      if (challenge) {
+        requestIdHeader(reply, challenge);
+        return reply.code(202).send(challenge);
+      }
       return executeQuote(deps, authOf(req).platform, nowOf(req, clock), req.params.quoteId);
     },
   );
