@@ -261,6 +261,18 @@ describe(`cards (${STORE})`, () => {
         const e = envelope(await t.call('POST', '/cards', { cardholderId: h.id, form: 'VIRTUAL', fundingSources: [acc] }), 400, 'FUNDING_SOURCE_INELIGIBLE');
         expect(e.details).toMatchObject({ accountId: acc, reason });
       }
+      // The suffix rule comes first: an id ending in 002/003 that is not the cardholder's
+      // (unknown, or another customer's) is refused for the sandbox rule, not as NOT_CARDHOLDER_ACCOUNT.
+      const other = await cardholder(0);
+      const othersAccount = await accountEnding(other.id, '003');
+      for (const [acc, reason] of [
+        ['InternalAccount:019542f5-b3e7-7d02-8000-000000000002', 'INSUFFICIENT_BALANCE_CHECK'],
+        ['InternalAccount:019542f5-b3e7-7d02-8000-000000000003', 'ACCOUNT_CLOSED'],
+        [othersAccount, 'ACCOUNT_CLOSED'],
+      ] as const) {
+        const e = envelope(await t.call('POST', '/cards', { cardholderId: h.id, form: 'VIRTUAL', fundingSources: [h.account, acc] }), 400, 'FUNDING_SOURCE_INELIGIBLE');
+        expect(e.details).toMatchObject({ accountId: acc, reason, field: 'fundingSources.1' });
+      }
       const ok = await accountEnding(h.id, '004');
       expect((await issue(h, { fundingSources: [ok], platformCardId: 'x-100' })).fundingSources).toEqual([ok]);
       await t.store.db.deleteFrom('internal_accounts').where('id', 'like', 'InternalAccount:019a0000-0000-7000-8000-%').execute();
