@@ -356,7 +356,7 @@ describe(`cards (${STORE})`, () => {
       envelope(await t.call('PATCH', `/cards/${card.id}`, { state: 'ACTIVE' }), 409, 'CARD_NOT_MUTABLE');
       envelope(await t.call('PATCH', `/cards/${card.id}`, { maxSpendPerTransaction: 100 }), 409, 'CARD_NOT_MUTABLE');
       expect(await auth(card.id, 100)).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_CLOSED' });
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 2500 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 2500 }), 400, 'INVALID_INPUT');
       await deliver();
       expect(typesFor(card.id)).toEqual(['CARD.STATE_CHANGE', 'CARD.STATE_CHANGE']);
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.SETTLED']);
@@ -422,7 +422,7 @@ describe(`cards (${STORE})`, () => {
       expect(await balanceOf(t, h.account)).toEqual({ available: 10_000, total: 10_000 });
       await deliver();
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.EXCEPTION']);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 1 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 1 }), 400, 'INVALID_INPUT');
       await assertCardLedger();
     });
 
@@ -509,7 +509,7 @@ describe(`cards (${STORE})`, () => {
       expect(await balanceOf(t, h.account)).toEqual({ available: 8_500, total: 8_500 });
       await deliver();
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.PARTIALLY_SETTLED', 'CARD_TRANSACTION.PARTIALLY_SETTLED', 'CARD_TRANSACTION.SETTLED']);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 5 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 5 }), 400, 'INVALID_INPUT');
       await assertCardLedger();
     });
 
@@ -526,7 +526,7 @@ describe(`cards (${STORE})`, () => {
       const h = await cardholder(10_000);
       const card = await issue(h, { platformCardId: 'ret-100' });
       const a = await auth(card.id, 2000);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 100 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 100 }), 400, 'INVALID_INPUT');
       await clear(card.id, a.id, 2000);
       expect(await ret(card.id, a.id, 500)).toMatchObject({ status: 'SETTLED', refundedAmount: { amount: 500 }, refundSummary: { count: 1, totalAmount: 500 } });
       envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 1501 }), 400, 'INVALID_AMOUNT');
@@ -537,12 +537,13 @@ describe(`cards (${STORE})`, () => {
       await assertCardLedger();
     });
 
-    it('a return reversal takes a REFUNDED transaction back to SETTLED (pulled again); anything else is 409', async () => {
+    it('a return reversal takes a REFUNDED transaction back to SETTLED (pulled again); anything else is 400 INVALID_INPUT', async () => {
       const h = await cardholder(10_000);
       const card = await issue(h, { platformCardId: 'rev-100' });
       const a = await auth(card.id, 1200);
       await clear(card.id, a.id, 1200);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return_reversal`, { cardTransactionId: a.id }), 409, 'INVALID_STATE_TRANSITION');
+      const wrong = envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return_reversal`, { cardTransactionId: a.id }), 400, 'INVALID_INPUT');
+      expect(wrong.details).toMatchObject({ cardTransactionId: a.id, status: 'SETTLED', allowed: ['REFUNDED'] });
       await ret(card.id, a.id, 1200);
       const r = await sim(card.id, 'return_reversal', { cardTransactionId: a.id });
       expect(r).toMatchObject({ status: 'SETTLED', refundSummary: { count: 1, totalAmount: 0 }, pullSummary: { count: 2 } });
@@ -616,7 +617,7 @@ describe(`cards (${STORE})`, () => {
       expect(await balanceOf(t, h.account)).toEqual({ available: 5_000, total: 5_000 });
       await deliver();
       for (const id of ids) expect(hooksFor(id).map((r) => [r.json.type, (r.json.data as CardTx).direction])).toEqual([['CARD_TRANSACTION.AUTHORIZED', 'CREDIT'], ['CARD_TRANSACTION.SETTLED', 'CREDIT']]);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: (await auth(card.id, 1, 'X', 'credit_authorization')).id, amount: 1 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: (await auth(card.id, 1, 'X', 'credit_authorization')).id, amount: 1 }), 400, 'INVALID_INPUT');
       await assertCardLedger();
     });
 
@@ -641,7 +642,7 @@ describe(`cards (${STORE})`, () => {
       expect(await sim(card.id, 'authorization_advice', { cardTransactionId: a.id, amount: 500 })).toMatchObject({ status: 'AUTHORIZED', authorizedAmount: { amount: 500 }, releasedAmount: { amount: 1500 } });
       expect(await balanceOf(t, h.account)).toEqual({ available: 2_500, total: 3_000 });
       await clear(card.id, a.id, 500);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/authorization_advice`, { cardTransactionId: a.id, amount: 600 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/authorization_advice`, { cardTransactionId: a.id, amount: 600 }), 400, 'INVALID_INPUT');
       await deliver();
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.SETTLED']);
       await assertCardLedger();
@@ -720,6 +721,19 @@ describe(`cards (${STORE})`, () => {
   // answer and webhook of a full scenario conforms to them.
   const REFERENCE = '/work/shared/reference/openapi.yaml';
   describe.skipIf(!existsSync(REFERENCE))('conformance to the reference', () => {
+    it('the 10 simulate operations declare only the statuses the reference lists for them', async () => {
+      const ref = (await parse(REFERENCE)) as unknown as { paths: Record<string, { post: { responses: Record<string, unknown> } }> };
+      const served = (await t.call('GET', '/openapi.json', undefined, { authorization: '' })).json() as { paths: Record<string, { post?: { responses: Record<string, unknown> } }> };
+      const simulators = Object.keys(ref.paths).filter((p) => p.startsWith('/sandbox/cards/{id}/simulate/'));
+      expect(simulators).toHaveLength(10);
+      for (const path of simulators) {
+        const ours = served.paths[path]?.post;
+        expect(ours, path).toBeDefined();
+        const allowed = Object.keys(ref.paths[path]!.post.responses);
+        expect(Object.keys(ours!.responses).filter((s) => !allowed.includes(s)), path).toEqual([]);
+      }
+    });
+
     it('cards, lists, card transactions, simulator answers, reveals and card webhooks match the reference schemas', async () => {
       const doc = (await parse(REFERENCE)) as unknown as { components: Record<string, unknown> };
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
