@@ -757,6 +757,8 @@ describe(`cards (${STORE})`, () => {
       check('CardTransaction', await ret(card.id, a.id, 1500));
       check('CardTransaction', await sim(card.id, 'return_reversal', { cardTransactionId: a.id }));
       check('CardTransaction', await auth(card.id, 100, 'X', 'financial_authorization'));
+      check('TransactionOneOf', (await t.call('GET', `/transactions/${a.id}`)).json());
+      check('TransactionListResponse', (await t.call('GET', `/transactions?type=CARD&customerId=${h.id}`)).json());
       check('CardTransaction', await auth(card.id, 100, 'X', 'credit_authorization'));
       check('CardTransaction', await auth(card.id, 100, 'X-006', 'financial_authorization'));
       check('SandboxCardSimulationResponse', await auth(card.id, 100, 'X-002'));
@@ -791,6 +793,50 @@ describe(`cards (${STORE})`, () => {
       expect(((await t.call('GET', `/cards?cardholderId=${h.id}&state=FROZEN`)).json() as { data: CardBody[] }).data.map((c) => c.id)).toEqual([made[0]!.id]);
       envelope(await t.call('GET', '/cards?state=BROKEN'), 400, 'INVALID_INPUT');
       envelope(await t.call('GET', '/cards?color=red'), 400, 'INVALID_INPUT');
+    });
+
+    it('GET /transactions/{id} gives a card transaction (type CARD, the card’s own view); GET /transactions?type=CARD lists them with filters, pages and an exact totalCount', async () => {
+      const h = await cardholder(10_000);
+      const card = await issue(h, { platformCardId: 'gtx-100' });
+      const a = await auth(card.id, 1200);
+      await clear(card.id, a.id, 1200);
+      const b = await auth(card.id, 300, 'X', 'credit_authorization');
+      const c = await auth(card.id, 400);
+      for (const id of [a.id, b.id, c.id]) {
+        const res = await t.call('GET', `/transactions/${id}`);
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toEqual((await t.call('GET', `/cards/${card.id}/transactions/${id}`)).json());
+        expect(res.json()).toMatchObject({ type: 'CARD', id, cardId: card.id, customerId: h.id });
+      }
+      envelope(await t.call('GET', '/transactions/CardTransaction:019542f5-b3e7-7d02-8000-000000000010'), 404, 'TRANSACTION_NOT_FOUND');
+      envelope(await t.call('GET', `/transactions/${a.id}`, undefined, await otherPlatformAuth(t)), 404, 'TRANSACTION_NOT_FOUND');
+
+      type Page = { data: Array<{ id: string; type: string }>; hasMore: boolean; nextCursor?: string; totalCount: number };
+      const list = async (query: string): Promise<Page> => {
+        const res = await t.call('GET', `/transactions?type=CARD&${query}`);
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json() as Page;
+      };
+      const all = await list(`customerId=${h.id}`);
+      expect(all.data.map((x) => x.id)).toEqual([c.id, b.id, a.id]);
+      expect(all.data.every((x) => x.type === 'CARD')).toBe(true);
+      expect(all.totalCount).toBe(3);
+      const p1 = await list(`customerId=${h.id}&limit=2`);
+      expect(p1).toMatchObject({ hasMore: true, totalCount: 3 });
+      expect(p1.data.map((x) => x.id)).toEqual([c.id, b.id]);
+      const p2 = await list(`customerId=${h.id}&limit=2&cursor=${encodeURIComponent(p1.nextCursor!)}`);
+      expect(p2.data.map((x) => x.id)).toEqual([a.id]);
+      expect((await list(`customerId=${h.id}&sortOrder=asc`)).data.map((x) => x.id)).toEqual([a.id, b.id, c.id]);
+      // The funding account: a debit is sent from it, a credit received by it.
+      expect((await list(`accountIdentifier=${h.account}`)).totalCount).toBe(3);
+      expect((await list(`senderAccountIdentifier=${h.account}`)).data.map((x) => x.id)).toEqual([c.id, a.id]);
+      expect((await list(`receiverAccountIdentifier=${h.account}`)).data.map((x) => x.id)).toEqual([b.id]);
+      expect((await list(`customerId=${h.id}&createdAfter=2999-01-01T00:00:00Z`)).totalCount).toBe(0);
+      expect((await list(`customerId=${h.id}&reference=ABC`)).totalCount).toBe(0);
+      // The other types do not show card transactions.
+      const outgoing = (await t.call('GET', `/transactions?type=OUTGOING&customerId=${h.id}`)).json() as Page;
+      expect(outgoing.data.some((x) => x.type === 'CARD')).toBe(false);
+      await assertCardLedger();
     });
 
     it('another platform’s card is 404 everywhere, and its list does not show ours', async () => {
