@@ -261,6 +261,18 @@ describe(`cards (${STORE})`, () => {
         const e = envelope(await t.call('POST', '/cards', { cardholderId: h.id, form: 'VIRTUAL', fundingSources: [acc] }), 400, 'FUNDING_SOURCE_INELIGIBLE');
         expect(e.details).toMatchObject({ accountId: acc, reason });
       }
+      // The suffix rule comes first: an id ending in 002/003 that is not the cardholder's
+      // (unknown, or another customer's) is refused for the sandbox rule, not as NOT_CARDHOLDER_ACCOUNT.
+      const other = await cardholder(0);
+      const othersAccount = await accountEnding(other.id, '003');
+      for (const [acc, reason] of [
+        ['InternalAccount:019542f5-b3e7-7d02-8000-000000000002', 'INSUFFICIENT_BALANCE_CHECK'],
+        ['InternalAccount:019542f5-b3e7-7d02-8000-000000000003', 'ACCOUNT_CLOSED'],
+        [othersAccount, 'ACCOUNT_CLOSED'],
+      ] as const) {
+        const e = envelope(await t.call('POST', '/cards', { cardholderId: h.id, form: 'VIRTUAL', fundingSources: [h.account, acc] }), 400, 'FUNDING_SOURCE_INELIGIBLE');
+        expect(e.details).toMatchObject({ accountId: acc, reason, field: 'fundingSources.1' });
+      }
       const ok = await accountEnding(h.id, '004');
       expect((await issue(h, { fundingSources: [ok], platformCardId: 'x-100' })).fundingSources).toEqual([ok]);
       await t.store.db.deleteFrom('internal_accounts').where('id', 'like', 'InternalAccount:019a0000-0000-7000-8000-%').execute();
@@ -344,7 +356,7 @@ describe(`cards (${STORE})`, () => {
       envelope(await t.call('PATCH', `/cards/${card.id}`, { state: 'ACTIVE' }), 409, 'CARD_NOT_MUTABLE');
       envelope(await t.call('PATCH', `/cards/${card.id}`, { maxSpendPerTransaction: 100 }), 409, 'CARD_NOT_MUTABLE');
       expect(await auth(card.id, 100)).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_CLOSED' });
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 2500 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 2500 }), 400, 'INVALID_INPUT');
       await deliver();
       expect(typesFor(card.id)).toEqual(['CARD.STATE_CHANGE', 'CARD.STATE_CHANGE']);
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.SETTLED']);
@@ -410,7 +422,7 @@ describe(`cards (${STORE})`, () => {
       expect(await balanceOf(t, h.account)).toEqual({ available: 10_000, total: 10_000 });
       await deliver();
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.EXCEPTION']);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 1 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 1 }), 400, 'INVALID_INPUT');
       await assertCardLedger();
     });
 
@@ -497,7 +509,7 @@ describe(`cards (${STORE})`, () => {
       expect(await balanceOf(t, h.account)).toEqual({ available: 8_500, total: 8_500 });
       await deliver();
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.PARTIALLY_SETTLED', 'CARD_TRANSACTION.PARTIALLY_SETTLED', 'CARD_TRANSACTION.SETTLED']);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 5 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 5 }), 400, 'INVALID_INPUT');
       await assertCardLedger();
     });
 
@@ -514,7 +526,7 @@ describe(`cards (${STORE})`, () => {
       const h = await cardholder(10_000);
       const card = await issue(h, { platformCardId: 'ret-100' });
       const a = await auth(card.id, 2000);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 100 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 100 }), 400, 'INVALID_INPUT');
       await clear(card.id, a.id, 2000);
       expect(await ret(card.id, a.id, 500)).toMatchObject({ status: 'SETTLED', refundedAmount: { amount: 500 }, refundSummary: { count: 1, totalAmount: 500 } });
       envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: a.id, amount: 1501 }), 400, 'INVALID_AMOUNT');
@@ -525,12 +537,13 @@ describe(`cards (${STORE})`, () => {
       await assertCardLedger();
     });
 
-    it('a return reversal takes a REFUNDED transaction back to SETTLED (pulled again); anything else is 409', async () => {
+    it('a return reversal takes a REFUNDED transaction back to SETTLED (pulled again); anything else is 400 INVALID_INPUT', async () => {
       const h = await cardholder(10_000);
       const card = await issue(h, { platformCardId: 'rev-100' });
       const a = await auth(card.id, 1200);
       await clear(card.id, a.id, 1200);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return_reversal`, { cardTransactionId: a.id }), 409, 'INVALID_STATE_TRANSITION');
+      const wrong = envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return_reversal`, { cardTransactionId: a.id }), 400, 'INVALID_INPUT');
+      expect(wrong.details).toMatchObject({ cardTransactionId: a.id, status: 'SETTLED', allowed: ['REFUNDED'] });
       await ret(card.id, a.id, 1200);
       const r = await sim(card.id, 'return_reversal', { cardTransactionId: a.id });
       expect(r).toMatchObject({ status: 'SETTLED', refundSummary: { count: 1, totalAmount: 0 }, pullSummary: { count: 2 } });
@@ -604,7 +617,7 @@ describe(`cards (${STORE})`, () => {
       expect(await balanceOf(t, h.account)).toEqual({ available: 5_000, total: 5_000 });
       await deliver();
       for (const id of ids) expect(hooksFor(id).map((r) => [r.json.type, (r.json.data as CardTx).direction])).toEqual([['CARD_TRANSACTION.AUTHORIZED', 'CREDIT'], ['CARD_TRANSACTION.SETTLED', 'CREDIT']]);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: (await auth(card.id, 1, 'X', 'credit_authorization')).id, amount: 1 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/return`, { cardTransactionId: (await auth(card.id, 1, 'X', 'credit_authorization')).id, amount: 1 }), 400, 'INVALID_INPUT');
       await assertCardLedger();
     });
 
@@ -629,7 +642,7 @@ describe(`cards (${STORE})`, () => {
       expect(await sim(card.id, 'authorization_advice', { cardTransactionId: a.id, amount: 500 })).toMatchObject({ status: 'AUTHORIZED', authorizedAmount: { amount: 500 }, releasedAmount: { amount: 1500 } });
       expect(await balanceOf(t, h.account)).toEqual({ available: 2_500, total: 3_000 });
       await clear(card.id, a.id, 500);
-      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/authorization_advice`, { cardTransactionId: a.id, amount: 600 }), 409, 'INVALID_STATE_TRANSITION');
+      envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/authorization_advice`, { cardTransactionId: a.id, amount: 600 }), 400, 'INVALID_INPUT');
       await deliver();
       expect(typesFor(a.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.SETTLED']);
       await assertCardLedger();
@@ -708,6 +721,19 @@ describe(`cards (${STORE})`, () => {
   // answer and webhook of a full scenario conforms to them.
   const REFERENCE = '/work/shared/reference/openapi.yaml';
   describe.skipIf(!existsSync(REFERENCE))('conformance to the reference', () => {
+    it('the 10 simulate operations declare only the statuses the reference lists for them', async () => {
+      const ref = (await parse(REFERENCE)) as unknown as { paths: Record<string, { post: { responses: Record<string, unknown> } }> };
+      const served = (await t.call('GET', '/openapi.json', undefined, { authorization: '' })).json() as { paths: Record<string, { post?: { responses: Record<string, unknown> } }> };
+      const simulators = Object.keys(ref.paths).filter((p) => p.startsWith('/sandbox/cards/{id}/simulate/'));
+      expect(simulators).toHaveLength(10);
+      for (const path of simulators) {
+        const ours = served.paths[path]?.post;
+        expect(ours, path).toBeDefined();
+        const allowed = Object.keys(ref.paths[path]!.post.responses);
+        expect(Object.keys(ours!.responses).filter((s) => !allowed.includes(s)), path).toEqual([]);
+      }
+    });
+
     it('cards, lists, card transactions, simulator answers, reveals and card webhooks match the reference schemas', async () => {
       const doc = (await parse(REFERENCE)) as unknown as { components: Record<string, unknown> };
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -731,6 +757,8 @@ describe(`cards (${STORE})`, () => {
       check('CardTransaction', await ret(card.id, a.id, 1500));
       check('CardTransaction', await sim(card.id, 'return_reversal', { cardTransactionId: a.id }));
       check('CardTransaction', await auth(card.id, 100, 'X', 'financial_authorization'));
+      check('TransactionOneOf', (await t.call('GET', `/transactions/${a.id}`)).json());
+      check('TransactionListResponse', (await t.call('GET', `/transactions?type=CARD&customerId=${h.id}`)).json());
       check('CardTransaction', await auth(card.id, 100, 'X', 'credit_authorization'));
       check('CardTransaction', await auth(card.id, 100, 'X-006', 'financial_authorization'));
       check('SandboxCardSimulationResponse', await auth(card.id, 100, 'X-002'));
@@ -765,6 +793,50 @@ describe(`cards (${STORE})`, () => {
       expect(((await t.call('GET', `/cards?cardholderId=${h.id}&state=FROZEN`)).json() as { data: CardBody[] }).data.map((c) => c.id)).toEqual([made[0]!.id]);
       envelope(await t.call('GET', '/cards?state=BROKEN'), 400, 'INVALID_INPUT');
       envelope(await t.call('GET', '/cards?color=red'), 400, 'INVALID_INPUT');
+    });
+
+    it('GET /transactions/{id} gives a card transaction (type CARD, the card’s own view); GET /transactions?type=CARD lists them with filters, pages and an exact totalCount', async () => {
+      const h = await cardholder(10_000);
+      const card = await issue(h, { platformCardId: 'gtx-100' });
+      const a = await auth(card.id, 1200);
+      await clear(card.id, a.id, 1200);
+      const b = await auth(card.id, 300, 'X', 'credit_authorization');
+      const c = await auth(card.id, 400);
+      for (const id of [a.id, b.id, c.id]) {
+        const res = await t.call('GET', `/transactions/${id}`);
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toEqual((await t.call('GET', `/cards/${card.id}/transactions/${id}`)).json());
+        expect(res.json()).toMatchObject({ type: 'CARD', id, cardId: card.id, customerId: h.id });
+      }
+      envelope(await t.call('GET', '/transactions/CardTransaction:019542f5-b3e7-7d02-8000-000000000010'), 404, 'TRANSACTION_NOT_FOUND');
+      envelope(await t.call('GET', `/transactions/${a.id}`, undefined, await otherPlatformAuth(t)), 404, 'TRANSACTION_NOT_FOUND');
+
+      type Page = { data: Array<{ id: string; type: string }>; hasMore: boolean; nextCursor?: string; totalCount: number };
+      const list = async (query: string): Promise<Page> => {
+        const res = await t.call('GET', `/transactions?type=CARD&${query}`);
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json() as Page;
+      };
+      const all = await list(`customerId=${h.id}`);
+      expect(all.data.map((x) => x.id)).toEqual([c.id, b.id, a.id]);
+      expect(all.data.every((x) => x.type === 'CARD')).toBe(true);
+      expect(all.totalCount).toBe(3);
+      const p1 = await list(`customerId=${h.id}&limit=2`);
+      expect(p1).toMatchObject({ hasMore: true, totalCount: 3 });
+      expect(p1.data.map((x) => x.id)).toEqual([c.id, b.id]);
+      const p2 = await list(`customerId=${h.id}&limit=2&cursor=${encodeURIComponent(p1.nextCursor!)}`);
+      expect(p2.data.map((x) => x.id)).toEqual([a.id]);
+      expect((await list(`customerId=${h.id}&sortOrder=asc`)).data.map((x) => x.id)).toEqual([a.id, b.id, c.id]);
+      // The funding account: a debit is sent from it, a credit received by it.
+      expect((await list(`accountIdentifier=${h.account}`)).totalCount).toBe(3);
+      expect((await list(`senderAccountIdentifier=${h.account}`)).data.map((x) => x.id)).toEqual([c.id, a.id]);
+      expect((await list(`receiverAccountIdentifier=${h.account}`)).data.map((x) => x.id)).toEqual([b.id]);
+      expect((await list(`customerId=${h.id}&createdAfter=2999-01-01T00:00:00Z`)).totalCount).toBe(0);
+      expect((await list(`customerId=${h.id}&reference=ABC`)).totalCount).toBe(0);
+      // The other types do not show card transactions.
+      const outgoing = (await t.call('GET', `/transactions?type=OUTGOING&customerId=${h.id}`)).json() as Page;
+      expect(outgoing.data.some((x) => x.type === 'CARD')).toBe(false);
+      await assertCardLedger();
     });
 
     it('another platform’s card is 404 everywhere, and its list does not show ours', async () => {

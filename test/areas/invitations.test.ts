@@ -114,7 +114,9 @@ describe(`invitations (${STORE})`, () => {
 
   it('cancel: PENDING → CANCELLED, later claims INVITATION_CANCELLED; only the inviter’s platform cancels', async () => {
     const inv = await create({ inviterUma });
-    envelope(await t.call('POST', `/invitations/${inv.code}/cancel`, undefined, other), 404, 'INVITATION_NOT_FOUND');
+    const forbidden = envelope(await t.call('POST', `/invitations/${inv.code}/cancel`, undefined, other), 403, 'FORBIDDEN');
+    expect(forbidden.message).toContain('only the platform that created it');
+    expect(((await t.call('GET', `/invitations/${inv.code}`)).json() as { status: string }).status).toBe('PENDING');
     const res = await t.call('POST', `/invitations/${inv.code}/cancel`);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ code: inv.code, status: 'CANCELLED' });

@@ -1,14 +1,18 @@
+import { existsSync } from 'node:fs';
+import { parse } from '@readme/openapi-parser';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advanceAndDeliver, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
-import { type Account, balanceOf, fund, otherPlatformAuth, PERSON } from '../money-helpers.js';
+import { type Account, balanceOf, fund, newCustomer, otherPlatformAuth, PERSON } from '../money-helpers.js';
 
 // Stablecoins: provider account links (sandbox secrets ending invalid/revoked), selection
 // among several ACTIVE links, registration, mints and burns through their states on the
 // sandbox clock with their ledger postings (the platform's account, minted supply, burned
 // supply), cursor pages, and the codes of the area.
 
-interface Op { id: string; status: string; amount: string; operationType: string; stablecoinId: string; failureReason?: string; fundingInstructions?: unknown; estimatedDelivery?: { amount: string } }
+interface Op { id: string; status: string; amount: string; operationType: string; stablecoinId: string; failureReason?: string; fundingInstructions?: unknown; estimatedDelivery?: { amount: string }; source?: Record<string, string> }
 interface Coin { id: string; decimals: number; outstandingSupply: string; stablecoinProviderAccountId: string; issuanceStatus: string; network: string }
 
 describe(`stablecoins (${STORE})`, () => {
@@ -180,8 +184,10 @@ describe(`stablecoins (${STORE})`, () => {
     expect((cents.details!.errors as Array<{ field: string }>)[0]!.field).toBe('amount');
     envelope(await post(`/stablecoins/${c.id}/mints`, { amount: '0', fundingSource: { type: 'WIRE' }, destination: { accountId: wallet } }), 400, 'INVALID_INPUT');
     envelope(await post(`/stablecoins/${c.id}/mints`, { amount: '99999990000000', fundingSource: { type: 'GRID_INTERNAL_ACCOUNT', accountId: usdAccount }, destination: { accountId: wallet } }), 400, 'INVALID_AMOUNT');
-    const bad = envelope(await post(`/stablecoins/${c.id}/mints`, { amount: '1000000', fundingSource: { type: 'GRID_INTERNAL_ACCOUNT', accountId: 'InternalAccount:nope' }, destination: { accountId: 'nope' } }), 400, 'INVALID_INPUT');
-    expect((bad.details!.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['destination.accountId', 'fundingSource.accountId']);
+    const zero = envelope(await post(`/stablecoins/${c.id}/mints`, { amount: '000', fundingSource: { type: 'WIRE' }, destination: { accountId: wallet } }), 400, 'INVALID_INPUT');
+    expect(zero.details!.errors).toEqual([{ field: 'amount', message: 'must be greater than 0' }]);
+    envelope(await post(`/stablecoins/${c.id}/burns`, { amount: '0', source: { type: 'PROVIDER_INTERNAL_BALANCE' }, destination: { type: 'EXTERNAL_ACCOUNT', externalAccountId: wallet, rail: 'WIRE' } }), 400, 'INVALID_INPUT');
+    envelope(await post(`/stablecoins/${c.id}/mints`, { amount: '-1', fundingSource: { type: 'WIRE' }, destination: { accountId: wallet } }), 400, 'INVALID_INPUT');
     envelope(await post(`/stablecoins/${c.id}/burns`, { amount: '999000000000', source: { type: 'PROVIDER_INTERNAL_BALANCE' }, destination: { type: 'EXTERNAL_ACCOUNT', externalAccountId: wallet, rail: 'WIRE' } }), 400, 'INVALID_AMOUNT');
     envelope(await post('/stablecoins/Stablecoin:nope/mints', { amount: '1000000', fundingSource: { type: 'WIRE' }, destination: { accountId: wallet } }), 404, 'REFERENCE_NOT_FOUND');
     envelope(await t.call('GET', '/stablecoin-operations/StablecoinOperation:nope'), 404, 'REFERENCE_NOT_FOUND');
@@ -192,5 +198,134 @@ describe(`stablecoins (${STORE})`, () => {
     const again = await t.call('POST', `/stablecoins/${c.id}/mints`, { amount: '2000000', fundingSource: { type: 'WIRE' }, destination: { accountId: wallet } }, h);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect((again.json() as Op).id).toBe((first.json() as Op).id);
+  });
+  it('an EXTERNAL_ACCOUNT burn source takes only its type: PENDING_FUNDING with Spark funding instructions, then PROCESSING (60 s) and COMPLETED (90 s)', async () => {
+    // A coin of its own, so the supply accounts start at 0.
+    const linkId = ((await t.call('GET', '/stablecoins?limit=100')).json() as { data: Coin[] }).data.find((x) => x.decimals === 6)!.stablecoinProviderAccountId;
+    const c = await register({ decimals: 6, stablecoinProviderAccountId: linkId });
+    const supply = await supplyAccounts(c.id);
+    const m = (await post(`/stablecoins/${c.id}/mints`, { amount: '5000000', fundingSource: { type: 'GRID_INTERNAL_ACCOUNT', accountId: usdAccount }, destination: { accountId: wallet } })).json() as Op;
+    await advanceAndDeliver(t, 30);
+    expect((await op(m.id)).status).toBe('COMPLETED');
+    const res = await post(`/stablecoins/${c.id}/burns`, { amount: '2000000', source: { type: 'EXTERNAL_ACCOUNT' }, destination: { type: 'EXTERNAL_ACCOUNT', externalAccountId: wallet, rail: 'WIRE' } });
+    expect(res.statusCode, res.body).toBe(201);
+    const b = res.json() as Op;
+    expect(b).toMatchObject({ operationType: 'BURN', status: 'PENDING_FUNDING', source: { type: 'EXTERNAL_ACCOUNT' }, estimatedDelivery: { amount: '200' } });
+    const instructions = b.fundingInstructions as { rail: string; network: string; address: string; valueType: string };
+    expect(instructions).toMatchObject({ rail: 'SPARK', network: 'SPARK', valueType: (c as Coin & { providerTokenIdentifier: string }).providerTokenIdentifier });
+    expect(instructions.address).toMatch(/^spark1/);
+    expect((await op(b.id)).fundingInstructions).toEqual(instructions);
+    expect(await ledger(supply.minted)).toEqual({ available: 300, held: 200 });
+    await advanceAndDeliver(t, 59);
+    expect((await op(b.id)).status).toBe('PENDING_FUNDING');
+    await advanceAndDeliver(t, 1);
+    expect((await op(b.id)).status).toBe('PROCESSING');
+    await advanceAndDeliver(t, 30);
+    expect((await op(b.id)).status).toBe('COMPLETED');
+    expect(await ledger(supply.minted)).toEqual({ available: 300, held: 0 });
+    expect(await ledger(supply.burned)).toEqual({ available: 200, held: 0 });
+    expect((await coin(c.id)).outstandingSupply).toBe('3000000');
+    // The reference's external-account burn source has no externalAccountId: it is not a field here.
+    const extra = envelope(await post(`/stablecoins/${c.id}/burns`, { amount: '1000000', source: { type: 'EXTERNAL_ACCOUNT', externalAccountId: wallet }, destination: { type: 'EXTERNAL_ACCOUNT', externalAccountId: wallet, rail: 'WIRE' } }), 400, 'INVALID_INPUT');
+    expect(JSON.stringify(extra.details)).toContain('source.externalAccountId');
+    await assertLedgerInvariants(t.store);
+  });
+
+  it('mints funded by ACH debit (PROCESSING at 120 s, COMPLETED at 150 s), same-day ACH debit (45 s, 75 s) and the provider balance (5 s, 30 s)', async () => {
+    const c = ((await t.call('GET', '/stablecoins?limit=100')).json() as { data: Coin[] }).data.find((x) => x.decimals === 6)!;
+    const supply = await supplyAccounts(c.id);
+    const mintedBefore = (await ledger(supply.minted)).available;
+    const supplyBefore = BigInt((await coin(c.id)).outstandingSupply);
+    const platformBefore = await balanceOf(t, usdAccount);
+    const mint = async (fundingSource: Record<string, string>) => {
+      const res = await post(`/stablecoins/${c.id}/mints`, { amount: '3000000', fundingSource, destination: { accountId: wallet } });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as Op;
+    };
+    const ach = await mint({ type: 'ACH_DEBIT', externalAccountId: wallet });
+    const sameDay = await mint({ type: 'SAME_DAY_ACH_DEBIT', externalAccountId: wallet });
+    const provider = await mint({ type: 'PROVIDER_INTERNAL_BALANCE', sourceTokenIdentifier: 'USDC', cryptoNetwork: 'SOLANA' });
+    expect(ach).toMatchObject({ status: 'PENDING_FUNDING', source: { type: 'ACH_DEBIT', externalAccountId: wallet } });
+    expect(ach.fundingInstructions).toBeUndefined(); // the provider pulls: nothing to send
+    expect(sameDay).toMatchObject({ status: 'PENDING_FUNDING', source: { type: 'SAME_DAY_ACH_DEBIT', externalAccountId: wallet } });
+    expect(provider).toMatchObject({ status: 'PENDING_PROVIDER', source: { type: 'PROVIDER_INTERNAL_BALANCE', sourceTokenIdentifier: 'USDC', cryptoNetwork: 'SOLANA' } });
+    const statuses = async () => [(await op(ach.id)).status, (await op(sameDay.id)).status, (await op(provider.id)).status];
+    await advanceAndDeliver(t, 5);
+    expect(await statuses()).toEqual(['PENDING_FUNDING', 'PENDING_FUNDING', 'PROCESSING']);
+    await advanceAndDeliver(t, 25);
+    expect(await statuses()).toEqual(['PENDING_FUNDING', 'PENDING_FUNDING', 'COMPLETED']);
+    await advanceAndDeliver(t, 15);
+    expect(await statuses()).toEqual(['PENDING_FUNDING', 'PROCESSING', 'COMPLETED']);
+    await advanceAndDeliver(t, 30);
+    expect(await statuses()).toEqual(['PENDING_FUNDING', 'COMPLETED', 'COMPLETED']);
+    await advanceAndDeliver(t, 44);
+    expect(await statuses()).toEqual(['PENDING_FUNDING', 'COMPLETED', 'COMPLETED']);
+    await advanceAndDeliver(t, 1);
+    expect(await statuses()).toEqual(['PROCESSING', 'COMPLETED', 'COMPLETED']);
+    await advanceAndDeliver(t, 30);
+    expect(await statuses()).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
+    // From outside the platform's ledger: its account is untouched, the minted supply grows by 3 × 3.00.
+    expect(await balanceOf(t, usdAccount)).toEqual(platformBefore);
+    expect((await ledger(supply.minted)).available).toBe(mintedBefore + 900);
+    expect(BigInt((await coin(c.id)).outstandingSupply)).toBe(supplyBefore + 9_000_000n);
+    // The ACH types name their external account; the provider balance its token and network.
+    envelope(await post(`/stablecoins/${c.id}/mints`, { amount: '1000000', fundingSource: { type: 'ACH_DEBIT' }, destination: { accountId: wallet } }), 400, 'INVALID_INPUT');
+    envelope(await post(`/stablecoins/${c.id}/mints`, { amount: '1000000', fundingSource: { type: 'PROVIDER_INTERNAL_BALANCE' }, destination: { accountId: wallet } }), 400, 'INVALID_INPUT');
+    await assertLedgerInvariants(t.store);
+  });
+
+  it('an unknown or another platform’s referenced account is 404 REFERENCE_NOT_FOUND; an existing one of the wrong kind or currency 400', async () => {
+    const c = ((await t.call('GET', '/stablecoins?limit=100')).json() as { data: Coin[] }).data.find((x) => x.decimals === 6)!;
+    const other = await otherPlatformAuth(t);
+    const theirs = ((await t.call('GET', '/platform/internal-accounts', undefined, other)).json() as { data: Account[] }).data[0]!.id;
+    const dest = { accountId: wallet };
+    const burnDest = { type: 'EXTERNAL_ACCOUNT', externalAccountId: wallet, rail: 'WIRE' };
+    const notFound = async (url: string, body: unknown, field: string) => {
+      const e = envelope(await post(url, body), 404, 'REFERENCE_NOT_FOUND');
+      expect(e.details).toMatchObject({ field });
+    };
+    const mints = `/stablecoins/${c.id}/mints`;
+    const burns = `/stablecoins/${c.id}/burns`;
+    await notFound(mints, { amount: '1000000', fundingSource: { type: 'GRID_INTERNAL_ACCOUNT', accountId: 'InternalAccount:nope' }, destination: dest }, 'fundingSource.accountId');
+    await notFound(mints, { amount: '1000000', fundingSource: { type: 'GRID_INTERNAL_ACCOUNT', accountId: theirs }, destination: dest }, 'fundingSource.accountId');
+    await notFound(mints, { amount: '1000000', fundingSource: { type: 'ACH_DEBIT', externalAccountId: 'ExternalAccount:nope' }, destination: dest }, 'fundingSource.externalAccountId');
+    await notFound(mints, { amount: '1000000', fundingSource: { type: 'WIRE' }, destination: { accountId: 'nope' } }, 'destination.accountId');
+    await notFound(mints, { amount: '1000000', fundingSource: { type: 'WIRE' }, destination: { accountId: theirs } }, 'destination.accountId');
+    await notFound(burns, { amount: '1000000', source: { type: 'PROVIDER_INTERNAL_BALANCE' }, destination: { ...burnDest, externalAccountId: 'ExternalAccount:nope' } }, 'destination.externalAccountId');
+    await notFound(burns, { amount: '1000000', source: { type: 'GRID_INTERNAL_ACCOUNT', accountId: theirs }, destination: burnDest }, 'source.accountId');
+    // Existing accounts of the wrong kind or currency stay 400 INVALID_INPUT.
+    const customer = await newCustomer(t, ['USD']);
+    const eur = ((await t.call('GET', '/platform/internal-accounts')).json() as { data: Account[] }).data.find((a) => a.balance.currency.code !== 'USD')!.id;
+    const wrong = async (url: string, body: unknown, field: string) => {
+      const e = envelope(await post(url, body), 400, 'INVALID_INPUT');
+      expect((e.details!.errors as Array<{ field: string }>).map((x) => x.field)).toEqual([field]);
+    };
+    await wrong(mints, { amount: '1000000', fundingSource: { type: 'GRID_INTERNAL_ACCOUNT', accountId: customer.accounts.USD!.id }, destination: dest }, 'fundingSource.accountId');
+    await wrong(mints, { amount: '1000000', fundingSource: { type: 'GRID_INTERNAL_ACCOUNT', accountId: eur }, destination: dest }, 'fundingSource.accountId');
+    await wrong(burns, { amount: '1000000', source: { type: 'GRID_INTERNAL_ACCOUNT', accountId: customer.accounts.USD!.id }, destination: burnDest }, 'source.accountId');
+  });
+
+  const REFERENCE = '/work/shared/reference/openapi.yaml';
+  it.skipIf(!existsSync(REFERENCE))('stablecoins and operations of every source conform to the reference schemas; the served Stablecoin has the optional currency', async () => {
+    const doc = (await parse(REFERENCE)) as unknown as { components: Record<string, unknown> };
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const ajv = new (Ajv2020 as any)({ strict: false, allErrors: true });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    (addFormats as any)(ajv);
+    ajv.addSchema({ $id: 'https://reference.local/openapi', components: doc.components });
+    const check = (name: string, value: unknown) => {
+      const validate = ajv.getSchema(`https://reference.local/openapi#/components/schemas/${name}`);
+      const ok = validate(value);
+      expect(ok ? [] : validate.errors, `${name}: ${JSON.stringify(value).slice(0, 300)}`).toEqual([]);
+    };
+    const list = (await t.call('GET', '/stablecoins?limit=100')).json() as { data: Coin[] };
+    check('StablecoinListResponse', list);
+    const c = list.data.find((x) => x.decimals === 6)!;
+    const ops = (await t.call('GET', `/stablecoins/${c.id}/operations?limit=100`)).json() as { data: Op[] };
+    check('StablecoinOperationListResponse', ops);
+    for (const o of ops.data) check('StablecoinOperation', o);
+    const served = (await t.call('GET', '/openapi.json', undefined, { authorization: '' })).json() as { components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } };
+    expect(served.components.schemas.Stablecoin!.properties.currency).toBeDefined();
+    expect(served.components.schemas.Stablecoin!.required ?? []).not.toContain('currency');
   });
 });

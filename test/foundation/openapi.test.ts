@@ -97,8 +97,8 @@ describe('the OpenAPI document', () => {
     const list = doc.components.schemas.CustomerListResponse as { properties: { data: { items: Json } } };
     expect(list.properties.data.items).toEqual(ref('Customer'));
     const tx = doc.components.schemas.TransactionOneOf as { oneOf: Json[]; discriminator: { mapping: Record<string, string> } };
-    expect(tx.oneOf).toEqual([ref('IncomingTransaction'), ref('OutgoingTransaction')]);
-    expect(tx.discriminator.mapping).toEqual({ INCOMING: ref('IncomingTransaction').$ref, OUTGOING: ref('OutgoingTransaction').$ref });
+    expect(tx.oneOf).toEqual([ref('IncomingTransaction'), ref('OutgoingTransaction'), ref('CardTransaction')]);
+    expect(tx.discriminator.mapping).toEqual({ INCOMING: ref('IncomingTransaction').$ref, OUTGOING: ref('OutgoingTransaction').$ref, CARD: ref('CardTransaction').$ref });
     // A use with its own description keeps it beside the $ref.
     const account = doc.components.schemas.InternalAccount as { properties: Record<string, Json> };
     expect(account.properties.balance).toMatchObject(ref('CurrencyAmount'));

@@ -26,7 +26,7 @@ import { findPlatform, type PlatformRow } from '../platforms/store.js';
 import type { Quote, QuoteRequest } from '../quotes/schemas.js';
 import { createQuoteIn, executeQuoteIn, prepareTransfer, quoteView, requireQuote, transferIn, type TransferQuoteRequest } from '../quotes/service.js';
 import { findQuote, type QuoteRow, updateQuoteStatus } from '../quotes/store.js';
-import type { AnyTransaction, TransactionListQuery } from '../transactions/schemas.js';
+import type { AnyTransaction, ListedTransaction, TransactionListQuery } from '../transactions/schemas.js';
 import { listTransactions, requireTransaction } from '../transactions/service.js';
 import { findTransaction, type TransactionRow, updateTransaction } from '../transactions/store.js';
 import { transactionView } from '../transactions/views.js';
@@ -483,7 +483,7 @@ export async function getMe(db: Kysely<DB>, auth: AuthContext, nowMs: number): P
 
 export type AgentTransactionQuery = Omit<TransactionListQuery, 'customerId' | 'platformCustomerId' | 'createdAfter' | 'createdBefore'>;
 
-export async function listMyTransactions(db: Kysely<DB>, auth: AuthContext, q: AgentTransactionQuery, nowMs: number): Promise<Page<AnyTransaction>> {
+export async function listMyTransactions(db: Kysely<DB>, auth: AuthContext, q: AgentTransactionQuery, nowMs: number): Promise<Page<ListedTransaction>> {
   const agent = await callerAgent(db, auth);
   requirePermission(agent, 'VIEW_TRANSACTIONS');
   return listTransactions(db, agent.platform_id, { ...q, customerId: agent.customer_id }, nowMs);

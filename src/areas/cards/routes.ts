@@ -159,7 +159,9 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // ---- The simulators -------------------------------------------------------------------
 
-  const simulated = { 202: SandboxCardSimulationResponse, ...errorResponses(404, 409) };
+  // The reference's simulate operations answer 202/400/401/403/404/500: a transaction in the
+  // wrong state is a 400 INVALID_INPUT, never a 409.
+  const simulated = { 202: SandboxCardSimulationResponse, ...errorResponses(404) };
   const authorizationFamily: Array<[string, AuthorizationKind, string, string]> = [
     ['authorization', 'AUTHORIZATION', 'sandboxSimulateCardAuthorization', 'Simulate a card authorization'],
     ['credit_authorization', 'CREDIT_AUTHORIZATION', 'sandboxSimulateCardCreditAuthorization', 'Simulate a card credit authorization'],

@@ -74,9 +74,10 @@ async function emitCard(trx: Db, platformId: string, at: string, type: 'CARD.STA
 }
 
 /**
- * Check a funding-source list for a cardholder: each id an internal account of the
+ * Check a funding-source list for a cardholder: each id not refused by the sandbox suffix
+ * table (checked first, so the reason names the sandbox rule), an internal account of the
  * cardholder, ACTIVE, in a card-eligible currency, all in one currency (the card's, when it
- * has one), and not refused by the sandbox suffix table. Returns the currency. An unknown id,
+ * has one). Returns the currency. An unknown id,
  * another customer's or another platform's account all get the same answer.
  */
 async function checkFundingSources(db: Db, platformId: string, customerId: string, ids: string[], cardCurrency?: string): Promise<string> {
@@ -84,11 +85,14 @@ async function checkFundingSources(db: Db, platformId: string, customerId: strin
   for (const [i, id] of ids.entries()) {
     const refuse = (reason: string, message: string) =>
       apiError(400, 'FUNDING_SOURCE_INELIGIBLE', `fundingSources[${i}] ${id}: ${message}`, { accountId: id, field: `fundingSources.${i}`, reason });
+    // The sandbox suffix table first (hosted cards sandbox page): an id ending in 002 or 003 is
+    // refused for the sandbox rule it names, whoever's account it is.
+    const sandbox = fundingSourceRefusal(id);
+    if (sandbox === 'INSUFFICIENT_BALANCE_CHECK') throw refuse(sandbox, 'failed the funding-source balance check (sandbox: the id ends in 002)');
+    if (sandbox === 'ACCOUNT_CLOSED') throw refuse(sandbox, 'is closed (sandbox: the id ends in 003)');
     const account = await findAccount(db, platformId, id);
     if (!account || account.customer_id !== customerId) throw refuse('NOT_CARDHOLDER_ACCOUNT', 'is not an internal account of the cardholder');
-    const sandbox = fundingSourceRefusal(id);
-    if (sandbox === 'INSUFFICIENT_BALANCE_CHECK') throw refuse(sandbox, 'failed the funding-source balance check');
-    if (sandbox === 'ACCOUNT_CLOSED' || account.status !== 'ACTIVE') throw refuse('ACCOUNT_CLOSED', 'is closed or not active');
+    if (account.status !== 'ACTIVE') throw refuse('ACCOUNT_CLOSED', 'is closed or not active');
     if (!CARD_ELIGIBLE_CURRENCIES.includes(account.currency)) throw refuse('CURRENCY_NOT_CARD_ELIGIBLE', `is in ${account.currency}, not a card-eligible currency (${CARD_ELIGIBLE_CURRENCIES.join(', ')})`);
     if (currency !== undefined && account.currency !== currency) throw refuse('CURRENCY_MISMATCH', `is in ${account.currency}, not the card currency ${currency}`);
     currency = account.currency;

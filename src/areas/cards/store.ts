@@ -74,6 +74,31 @@ export function cardTxQuery(db: Kysely<DB>, platformId: string, cardId: string, 
   return q;
 }
 
+/**
+ * The platform's card transactions for GET /transactions?type=CARD (no select: for paginate).
+ * The filters that mean something for a card transaction apply: the cardholder (customerId,
+ * platformCustomerId), the funding account (accountIdentifier, senderAccountIdentifier: a debit
+ * is sent from it; receiverAccountIdentifier: a credit is received by it), the status and the
+ * creation time; a reconciliation reference names no card transaction, so it matches none.
+ */
+export function platformCardTxQuery(
+  db: Kysely<DB>,
+  platformId: string,
+  f: { customerId?: string | undefined; platformCustomerId?: string | undefined; accountIdentifier?: string | undefined; senderAccountIdentifier?: string | undefined; receiverAccountIdentifier?: string | undefined; reference?: string | undefined; status?: string | undefined; createdAfter?: string | undefined; createdBefore?: string | undefined },
+) {
+  let q = db.selectFrom('card_transactions').where('platform_id', '=', platformId);
+  if (f.customerId !== undefined) q = q.where('customer_id', '=', f.customerId);
+  if (f.platformCustomerId !== undefined) q = q.where('platform_customer_id', '=', f.platformCustomerId);
+  if (f.accountIdentifier !== undefined) q = q.where('account_id', '=', f.accountIdentifier);
+  if (f.senderAccountIdentifier !== undefined) q = q.where('account_id', '=', f.senderAccountIdentifier).where('direction', '=', 'DEBIT');
+  if (f.receiverAccountIdentifier !== undefined) q = q.where('account_id', '=', f.receiverAccountIdentifier).where('direction', '=', 'CREDIT');
+  if (f.reference !== undefined) q = q.where(sql<boolean>`1 = 0`);
+  if (f.status !== undefined) q = q.where('status', '=', f.status);
+  if (f.createdAfter !== undefined) q = q.where('created_at', '>=', f.createdAfter);
+  if (f.createdBefore !== undefined) q = q.where('created_at', '<=', f.createdBefore);
+  return q;
+}
+
 /** The card's transactions still open (authorized and not fully cleared), oldest first. */
 export async function openCardTxs(db: Db, platformId: string, cardId: string): Promise<CardTxRow[]> {
   return db

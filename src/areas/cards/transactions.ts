@@ -126,8 +126,18 @@ async function requireTxLocked(trx: Trx, deps: CardDeps, card: CardRow, id: stri
   return row;
 }
 
+/**
+ * A simulator on a transaction in the wrong state. The reference's simulate operations list only
+ * 202/400/401/403/404/500, so this is a 400 INVALID_INPUT (the request names a transaction the
+ * event cannot apply to), with the transaction's status and the states that would allow it.
+ */
 function wrongState(row: CardTxRow, what: string, allowed: string[]) {
-  return apiError(409, 'INVALID_STATE_TRANSITION', `Card transaction ${row.id} is ${row.status}: ${what} needs ${allowed.join(' or ')}`, { status: row.status, allowed });
+  return apiError(400, 'INVALID_INPUT', `Card transaction ${row.id} is ${row.status}: ${what} needs ${allowed.join(' or ')}`, {
+    field: 'cardTransactionId',
+    cardTransactionId: row.id,
+    status: row.status,
+    allowed,
+  });
 }
 
 const token = () => `sbx_txn_${randomBytes(12).toString('hex')}`;

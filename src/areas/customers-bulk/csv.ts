@@ -100,15 +100,18 @@ export interface RowProblem {
 
 /**
  * A data row as a POST /customers body, or the row's own problems (its shape, columns of the
- * other customer type). Empty cells are absent fields.
+ * other customer type). Empty cells are absent fields, and so are missing trailing cells (the
+ * reference's own example has a 12-column header and 10-value rows); only more values than
+ * columns is a problem of the row.
  */
 export function rowToBody(columns: string[], cells: string[]): { body?: Record<string, unknown>; problems: RowProblem[] } {
-  if (cells.length !== columns.length) {
-    return { problems: [{ field: 'row', message: `has ${cells.length} values; the header has ${columns.length} columns` }] };
+  if (cells.length > columns.length) {
+    return { problems: [{ field: 'row', message: `has ${cells.length} values; the header has only ${columns.length} columns` }] };
   }
   const v: Record<string, string> = {};
   columns.forEach((c, i) => {
-    if (cells[i] !== '') v[c] = cells[i]!;
+    const cell = cells[i];
+    if (cell !== undefined && cell !== '') v[c] = cell;
   });
   const problems: RowProblem[] = [];
   const type = v.customerType;

@@ -56,7 +56,7 @@ export const invitationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/invitations/:invitationCode/cancel',
     {
       config: { auth: 'basic' },
-      schema: { tags, operationId: 'cancelInvitation', summary: 'Cancel an UMA invitation', params: InvitationCodeParams, response: { 200: UmaInvitation, ...errorResponses(404) } },
+      schema: { tags, operationId: 'cancelInvitation', summary: 'Cancel an UMA invitation', params: InvitationCodeParams, response: { 200: UmaInvitation, ...errorResponses(403, 404) } },
     },
     async (req) => cancelInvitation(deps, authOf(req).platform, req.params.invitationCode),
   );

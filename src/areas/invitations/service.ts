@@ -165,8 +165,12 @@ export async function claimInvitation(deps: InvitationDeps, claimer: PlatformRow
 
 export async function cancelInvitation(deps: InvitationDeps, platform: PlatformRow, code: string): Promise<UmaInvitation> {
   const row = await findInvitation(deps.store.db, code);
-  // Another platform's invitation: as if it did not exist (only the inviter's platform cancels).
-  if (!row || row.platform_id !== platform.id) throw notFound('INVITATION_NOT_FOUND', 'Invitation', code);
+  if (!row) throw notFound('INVITATION_NOT_FOUND', 'Invitation', code);
+  // Any platform reads the invitation by its code; only the inviter's platform cancels it
+  // (reference cancelInvitation: 403).
+  if (row.platform_id !== platform.id) {
+    throw apiError(403, 'FORBIDDEN', `Invitation ${code} was created by another platform: only the platform that created it can cancel it`, { reason: 'NOT_INVITER_PLATFORM' });
+  }
   const nowMs = nowOfPlatform(deps.clock, platform);
   const status = statusAt(row, nowMs);
   if (status !== 'PENDING') notPending(row, status, 'cancelled');

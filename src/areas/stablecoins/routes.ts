@@ -102,7 +102,8 @@ export const stablecoinsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'createStablecoinMint',
         summary: 'Mint',
-        description: 'Idempotency-Key required. Funded from the platform’s internal account (held now) or by wire (PENDING_FUNDING with instructions); see docs/stablecoins.md for the sandbox timings.',
+        description:
+          'Idempotency-Key required. Funded from the platform’s internal account (held now), by wire (PENDING_FUNDING with instructions), by ACH or same-day ACH debit of the platform’s external account (PENDING_FUNDING), or from the balance held at the provider. An unknown referenced account is 404 REFERENCE_NOT_FOUND. See docs/stablecoins.md for the sandbox timings.',
         params: StablecoinIdParams,
         body: StablecoinMintRequest,
         response: { 201: StablecoinOperation, ...errorResponses(404, 409) },
@@ -118,7 +119,8 @@ export const stablecoinsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'createStablecoinBurn',
         summary: 'Burn',
-        description: 'Idempotency-Key required. Redeems outstanding supply to an external account; the reserve is held now.',
+        description:
+          'Idempotency-Key required. Redeems outstanding supply to an external account; the reserve is held now. An EXTERNAL_ACCOUNT source waits PENDING_FUNDING with Spark funding instructions (the deposit address) until the tokens arrive.',
         params: StablecoinIdParams,
         body: StablecoinBurnRequest,
         response: { 201: StablecoinOperation, ...errorResponses(404, 409) },

@@ -3,6 +3,9 @@ import { ListOf, PageQuery } from '../../kernel/pagination.js';
 import { OneOf } from '../../kernel/validation.js';
 
 // Stablecoins: provider account links, registered stablecoins, direct mints and burns.
+// The branches of the funding and burn sources are closed (additionalProperties: false), as
+// every request object of the service is: a field the reference's branch does not declare
+// (an externalAccountId on an EXTERNAL_ACCOUNT burn source) is refused, not ignored.
 
 export const StablecoinProvider = Type.Enum(['BRALE'], { title: 'StablecoinProvider', description: 'The provider behind the link, stablecoin or operation' });
 export const StablecoinProviderEnvironment = Type.Enum(['SANDBOX', 'PRODUCTION'], { title: 'StablecoinProviderEnvironment' });
@@ -66,6 +69,7 @@ export const Stablecoin = Type.Object(
     issuanceStatus: StablecoinIssuanceStatus,
     gridOperationsStatus: StablecoinGridOperationsStatus,
     networkTokenIdentifier: Type.String(),
+    currency: Type.Optional(Type.String({ description: 'The currency code of the stablecoin once it is enabled for the service’s operations (gridOperationsStatus ENABLED); absent before' })),
     provider: StablecoinProvider,
     stablecoinProviderAccountId: Type.String(),
     providerEnvironment: StablecoinProviderEnvironment,
@@ -78,14 +82,34 @@ export const Stablecoin = Type.Object(
 );
 export type Stablecoin = Static<typeof Stablecoin>;
 
-const Amount = Type.String({ pattern: '^[1-9][0-9]{0,30}$', description: 'In the token’s smallest unit; must be a whole cent of the base currency' });
+const Amount = Type.String({
+  pattern: '^[0-9]+$',
+  maxLength: 31,
+  description: 'In the token’s smallest unit, greater than 0; must be a whole cent of the base currency',
+});
 const InternalSource = Type.Object({ type: Type.Literal('GRID_INTERNAL_ACCOUNT'), accountId: Type.String({ description: 'The platform’s internal account in the base currency' }) }, { title: 'StablecoinGridInternalFundingSource' });
-const WireSource = Type.Object({ type: Type.Literal('WIRE') }, { title: 'StablecoinWireFundingSource' });
+const WireSource = Type.Object({ type: Type.Literal('WIRE') }, { title: 'StablecoinWireFundingSource', additionalProperties: false });
+const AchDebitSource = Type.Object(
+  { type: Type.Literal('ACH_DEBIT'), externalAccountId: Type.String({ description: 'The platform’s external account in the base currency, debited by the provider' }) },
+  { title: 'StablecoinAchDebitFundingSource', additionalProperties: false },
+);
+const SameDayAchDebitSource = Type.Object(
+  { type: Type.Literal('SAME_DAY_ACH_DEBIT'), externalAccountId: Type.String({ description: 'The platform’s external account in the base currency, debited by the provider' }) },
+  { title: 'StablecoinSameDayAchDebitFundingSource', additionalProperties: false },
+);
+const ProviderBalanceSource = Type.Object(
+  {
+    type: Type.Literal('PROVIDER_INTERNAL_BALANCE'),
+    sourceTokenIdentifier: Type.String({ minLength: 1, maxLength: 64, description: 'The provider token spent from the balance held at the provider (e.g. USDC)' }),
+    cryptoNetwork: Type.String({ minLength: 1, maxLength: 64, description: 'The network of those funds (e.g. SOLANA)' }),
+  },
+  { title: 'StablecoinProviderBalanceFundingSource', additionalProperties: false },
+);
 
 export const StablecoinMintRequest = Type.Object(
   {
     amount: Amount,
-    fundingSource: OneOf('type', [InternalSource, WireSource], { title: 'StablecoinMintFundingSource' }),
+    fundingSource: OneOf('type', [WireSource, AchDebitSource, SameDayAchDebitSource, InternalSource, ProviderBalanceSource], { title: 'StablecoinMintFundingSource' }),
     destination: Type.Object({ accountId: Type.String({ description: 'Where the tokens go (an account of the platform)' }) }, { title: 'StablecoinMintDestination' }),
     description: Type.Optional(Type.String({ maxLength: 1024 })),
   },
@@ -96,12 +120,16 @@ export type StablecoinMintRequest = Static<typeof StablecoinMintRequest>;
 export const StablecoinBurnRequest = Type.Object(
   {
     amount: Amount,
-    source: Type.Object(
-      {
-        type: Type.Enum(['EXTERNAL_ACCOUNT', 'GRID_INTERNAL_ACCOUNT', 'PROVIDER_INTERNAL_BALANCE']),
-        externalAccountId: Type.Optional(Type.String()),
-        accountId: Type.Optional(Type.String()),
-      },
+    source: OneOf(
+      'type',
+      [
+        Type.Object(
+          { type: Type.Literal('EXTERNAL_ACCOUNT') },
+          { title: 'StablecoinExternalAccountBurnSource', additionalProperties: false, description: 'The tokens are sent, from any wallet, to the deposit address of the operation’s fundingInstructions' },
+        ),
+        Type.Object({ type: Type.Literal('GRID_INTERNAL_ACCOUNT'), accountId: Type.String({ description: 'The platform’s internal account' }) }, { title: 'StablecoinGridInternalBurnSource', additionalProperties: false }),
+        Type.Object({ type: Type.Literal('PROVIDER_INTERNAL_BALANCE') }, { title: 'StablecoinProviderBalanceBurnSource', additionalProperties: false, description: 'Tokens already held at the provider' }),
+      ],
       { title: 'StablecoinBurnSource' },
     ),
     destination: Type.Object(
@@ -128,9 +156,33 @@ export const StablecoinOperation = Type.Object(
     provider: StablecoinProvider,
     providerEnvironment: StablecoinProviderEnvironment,
     stablecoinProviderAccountId: Type.String(),
-    source: Type.Optional(Type.Object({ type: Type.String(), accountId: Type.Optional(Type.String()), externalAccountId: Type.Optional(Type.String()) }, { additionalProperties: true })),
+    source: Type.Optional(
+      Type.Object(
+        {
+          type: Type.String(),
+          accountId: Type.Optional(Type.String()),
+          externalAccountId: Type.Optional(Type.String()),
+          sourceTokenIdentifier: Type.Optional(Type.String()),
+          cryptoNetwork: Type.Optional(Type.String()),
+        },
+        { additionalProperties: true },
+      ),
+    ),
     destination: Type.Optional(Type.Object({ accountId: Type.String(), rail: Type.Optional(Type.String()) })),
-    fundingInstructions: Type.Optional(Type.Object({ rail: Type.String(), accountNumber: Type.String(), routingNumber: Type.String(), reference: Type.String() }, { additionalProperties: true })),
+    fundingInstructions: Type.Optional(
+      Type.Object(
+        {
+          rail: Type.String(),
+          network: Type.Optional(Type.String()),
+          address: Type.Optional(Type.String()),
+          valueType: Type.Optional(Type.String()),
+          accountNumber: Type.Optional(Type.String()),
+          routingNumber: Type.Optional(Type.String()),
+          reference: Type.Optional(Type.String()),
+        },
+        { additionalProperties: true, description: 'Wire-funded mints: the bank details; external-account burns: the Spark deposit address' },
+      ),
+    ),
     estimatedDelivery: Type.Optional(Type.Object({ rail: Type.String(), amount: Type.String(), currency: Type.String(), timing: Type.String() }, { additionalProperties: true })),
     expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
     providerStatus: Type.Optional(Type.String()),

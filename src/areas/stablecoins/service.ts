@@ -36,7 +36,29 @@ import { type OperationsTable, type ProviderAccountsTable, st, type StablecoinsT
 
 export const STEP_JOB = 'stablecoins.step';
 /** Sandbox timings (seconds after creation). */
-export const TIMINGS = { processing: 5, complete: 30, wireFunded: 60, wireComplete: 90 } as const;
+export const TIMINGS = {
+  processing: 5,
+  complete: 30,
+  wireFunded: 60,
+  wireComplete: 90,
+  /** ACH debits: the provider's pull clears (PROCESSING), then the mint completes. */
+  achFunded: 120,
+  achComplete: 150,
+  sameDayAchFunded: 45,
+  sameDayAchComplete: 75,
+  /** External-account burns: the tokens reach the deposit address, then the payout completes. */
+  depositReceived: 60,
+  depositComplete: 90,
+} as const;
+
+/** A mint funding source type: its first status and the two steps on the sandbox clock. */
+const MINT_FLOWS: Record<string, { status: string; first: [string, number]; complete: number }> = {
+  GRID_INTERNAL_ACCOUNT: { status: 'PENDING_PROVIDER', first: ['PROCESSING', TIMINGS.processing], complete: TIMINGS.complete },
+  PROVIDER_INTERNAL_BALANCE: { status: 'PENDING_PROVIDER', first: ['PROCESSING', TIMINGS.processing], complete: TIMINGS.complete },
+  WIRE: { status: 'PENDING_FUNDING', first: ['FUNDED', TIMINGS.wireFunded], complete: TIMINGS.wireComplete },
+  ACH_DEBIT: { status: 'PENDING_FUNDING', first: ['FUNDED', TIMINGS.achFunded], complete: TIMINGS.achComplete },
+  SAME_DAY_ACH_DEBIT: { status: 'PENDING_FUNDING', first: ['FUNDED', TIMINGS.sameDayAchFunded], complete: TIMINGS.sameDayAchComplete },
+};
 
 export interface StablecoinDeps {
   store: Store;
@@ -159,6 +181,8 @@ function coinView(r: StablecoinsTable): Stablecoin {
     issuanceStatus: r.issuance_status as Stablecoin['issuanceStatus'],
     gridOperationsStatus: r.operations_status as Stablecoin['gridOperationsStatus'],
     networkTokenIdentifier: r.network_token_identifier,
+    // The reference's currency code exists once the coin is enabled for operations.
+    ...(r.operations_status === 'ENABLED' ? { currency: r.symbol } : {}),
     provider: r.provider as 'BRALE',
     stablecoinProviderAccountId: r.provider_account_id,
     providerEnvironment: r.provider_environment as 'SANDBOX',
@@ -233,7 +257,12 @@ export async function listStablecoins(
 
 // ---- Operations -------------------------------------------------------------------------
 
-function opView(r: OperationsTable, coin: Pick<StablecoinsTable, 'provider' | 'provider_environment' | 'base_currency'>): StablecoinOperation {
+/** The sandbox provider's Spark deposit address of an external-account burn (one per operation). */
+function depositAddress(opId: string): string {
+  return `spark1sandbox${opId.slice(opId.indexOf(':') + 1).replace(/-/g, '')}`;
+}
+
+function opView(r: OperationsTable, coin: Pick<StablecoinsTable, 'provider' | 'provider_environment' | 'base_currency' | 'provider_token_identifier'>): StablecoinOperation {
   const source = JSON.parse(r.source) as StablecoinOperation['source'] & { type: string };
   const destination = JSON.parse(r.destination) as NonNullable<StablecoinOperation['destination']>;
   const v: StablecoinOperation = {
@@ -254,8 +283,13 @@ function opView(r: OperationsTable, coin: Pick<StablecoinsTable, 'provider' | 'p
   if (r.operation_type === 'MINT' && source?.type === 'WIRE') {
     v.fundingInstructions = { rail: 'WIRE', accountNumber: '9876543210', routingNumber: '021000021', reference: r.id.slice(-12).toUpperCase() };
   }
+  if (r.operation_type === 'BURN' && source?.type === 'EXTERNAL_ACCOUNT') {
+    // The reference's shape for Spark sources: where to send the tokens, and which token.
+    v.fundingInstructions = { rail: 'SPARK', network: 'SPARK', address: depositAddress(r.id), valueType: coin.provider_token_identifier };
+  }
   if (r.operation_type === 'BURN') {
-    v.estimatedDelivery = { rail: destination.rail ?? 'WIRE', amount: String(r.fiat_minor), currency: coin.base_currency, timing: 'same day (sandbox: 30 seconds)' };
+    const seconds = source?.type === 'EXTERNAL_ACCOUNT' ? TIMINGS.depositComplete : TIMINGS.complete;
+    v.estimatedDelivery = { rail: destination.rail ?? 'WIRE', amount: String(r.fiat_minor), currency: coin.base_currency, timing: `same day (sandbox: ${seconds} seconds)` };
   }
   if (r.failure_reason) v.failureReason = r.failure_reason;
   if (r.description) v.description = r.description;
@@ -266,6 +300,7 @@ function opView(r: OperationsTable, coin: Pick<StablecoinsTable, 'provider' | 'p
 function fiatOf(amount: string, decimals: number): number {
   const scale = 10n ** BigInt(decimals - 2);
   const tokens = BigInt(amount);
+  if (tokens === 0n) throw invalidInput([{ field: 'amount', message: 'must be greater than 0' }]);
   if (tokens % scale !== 0n) {
     throw invalidInput([{ field: 'amount', message: `must be a whole cent: a multiple of ${scale} (the token has ${decimals} decimals)` }]);
   }
@@ -292,34 +327,51 @@ async function schedule(deps: StablecoinDeps, trx: Transaction<DB>, platformId: 
   await deps.jobs.schedule(trx, { platformId, kind: STEP_JOB, payload: { operationId: opId, step }, runAtMs: startMs + afterS * 1000, at });
 }
 
+/** 404 REFERENCE_NOT_FOUND for a referenced account the platform does not have. */
+function unknownAccount(field: string, id: string): never {
+  throw apiError(404, 'REFERENCE_NOT_FOUND', `${field} ${id} is not an account of this platform`, { field, accountId: id });
+}
+
 export async function createMint(deps: StablecoinDeps, platform: PlatformRow, now: { ms: number; at: string }, coinId: string, body: StablecoinMintRequest): Promise<StablecoinOperation> {
   const db = deps.store.db;
   const coin = await requireCoin(db, platform.id, coinId);
   const link = await resolveLink(db, platform.id, coin.provider_account_id);
   const fiat = fiatOf(body.amount, Number(coin.decimals));
+  const src = body.fundingSource;
+  // Unknown (or another platform's) accounts are 404s; existing ones of the wrong kind or currency 400s.
   const errors: Array<{ field: string; message: string }> = [];
   let funding: string | null = null;
-  if (body.fundingSource.type === 'GRID_INTERNAL_ACCOUNT') {
-    const acct = await findAccount(db, platform.id, body.fundingSource.accountId);
-    if (!acct || acct.customer_id !== null) errors.push({ field: 'fundingSource.accountId', message: 'is not an internal account of the platform' });
+  let source: Record<string, string> = { type: src.type };
+  if (src.type === 'GRID_INTERNAL_ACCOUNT') {
+    const acct = await findAccount(db, platform.id, src.accountId);
+    if (!acct) unknownAccount('fundingSource.accountId', src.accountId);
+    if (acct.customer_id !== null) errors.push({ field: 'fundingSource.accountId', message: 'is a customer\'s internal account: a mint is funded from the platform\'s own' });
     else if (acct.currency !== coin.base_currency) errors.push({ field: 'fundingSource.accountId', message: `holds ${acct.currency}; the stablecoin's base currency is ${coin.base_currency}` });
     else funding = acct.id;
+    source = { type: src.type, accountId: src.accountId };
+  } else if (src.type === 'ACH_DEBIT' || src.type === 'SAME_DAY_ACH_DEBIT') {
+    const ext = await findExternalAccount(db, platform.id, src.externalAccountId);
+    if (!ext) unknownAccount('fundingSource.externalAccountId', src.externalAccountId);
+    if (ext.customer_id !== null) errors.push({ field: 'fundingSource.externalAccountId', message: 'is a customer\'s external account: an ACH debit mint pulls from the platform\'s own' });
+    else if (ext.currency !== coin.base_currency) errors.push({ field: 'fundingSource.externalAccountId', message: `is in ${ext.currency}; the stablecoin's base currency is ${coin.base_currency}` });
+    source = { type: src.type, externalAccountId: src.externalAccountId };
+  } else if (src.type === 'PROVIDER_INTERNAL_BALANCE') {
+    source = { type: src.type, sourceTokenIdentifier: src.sourceTokenIdentifier, cryptoNetwork: src.cryptoNetwork };
   }
   const dest = body.destination.accountId;
-  if (!(await findExternalAccount(db, platform.id, dest)) && !(await findAccount(db, platform.id, dest))) {
-    errors.push({ field: 'destination.accountId', message: 'is not an account of the platform' });
-  }
+  if (!(await findExternalAccount(db, platform.id, dest)) && !(await findAccount(db, platform.id, dest))) unknownAccount('destination.accountId', dest);
   if (errors.length > 0) throw invalidInput(errors);
+  const flow = MINT_FLOWS[src.type]!;
   const row: OperationsTable = {
     id: newId('StablecoinOperation'),
     platform_id: platform.id,
     stablecoin_id: coin.id,
     operation_type: 'MINT',
-    status: funding ? 'PENDING_PROVIDER' : 'PENDING_FUNDING',
-    amount: body.amount,
+    status: flow.status,
+    amount: BigInt(body.amount).toString(),
     fiat_minor: fiat,
     provider_account_id: link.id,
-    source: JSON.stringify(funding ? { type: 'GRID_INTERNAL_ACCOUNT', accountId: funding } : { type: body.fundingSource.type }),
+    source: JSON.stringify(source),
     destination: JSON.stringify({ accountId: dest }),
     funding_account_id: funding,
     hold_entry_id: null,
@@ -346,14 +398,12 @@ export async function createMint(deps: StablecoinDeps, platform: PlatformRow, no
         if (err instanceof InsufficientFundsError) insufficient(err, funding, fiat);
         throw err;
       }
-      await st(trx).insertInto('stablecoin_operations').values(row).execute();
-      await schedule(deps, trx, platform.id, row.id, 'PROCESSING', now.ms, TIMINGS.processing, now.at);
-      await schedule(deps, trx, platform.id, row.id, 'COMPLETE', now.ms, TIMINGS.complete, now.at);
-    } else {
-      await st(trx).insertInto('stablecoin_operations').values(row).execute();
-      await schedule(deps, trx, platform.id, row.id, 'FUNDED', now.ms, TIMINGS.wireFunded, now.at);
-      await schedule(deps, trx, platform.id, row.id, 'COMPLETE', now.ms, TIMINGS.wireComplete, now.at);
     }
+    // Funded from outside the platform's ledger (a wire, an ACH debit of its bank account, the
+    // balance it holds at the provider): the cents come from WORLD when the mint completes.
+    await st(trx).insertInto('stablecoin_operations').values(row).execute();
+    await schedule(deps, trx, platform.id, row.id, flow.first[0], now.ms, flow.first[1], now.at);
+    await schedule(deps, trx, platform.id, row.id, 'COMPLETE', now.ms, flow.complete, now.at);
     return opView(row, coin);
   });
 }
@@ -364,12 +414,20 @@ export async function createBurn(deps: StablecoinDeps, platform: PlatformRow, no
   const link = await resolveLink(db, platform.id, coin.provider_account_id);
   const fiat = fiatOf(body.amount, Number(coin.decimals));
   const errors: Array<{ field: string; message: string }> = [];
-  if (!(await findExternalAccount(db, platform.id, body.destination.externalAccountId))) {
-    errors.push({ field: 'destination.externalAccountId', message: 'is not an external account of the platform' });
+  const src = body.source;
+  if (src.type === 'GRID_INTERNAL_ACCOUNT') {
+    const acct = await findAccount(db, platform.id, src.accountId);
+    if (!acct) unknownAccount('source.accountId', src.accountId);
+    if (acct.customer_id !== null) errors.push({ field: 'source.accountId', message: 'is a customer\'s internal account: a burn spends the platform\'s own' });
   }
-  if (body.source.type === 'EXTERNAL_ACCOUNT' && body.source.externalAccountId === undefined) errors.push({ field: 'source.externalAccountId', message: 'is required for an EXTERNAL_ACCOUNT source' });
-  if (body.source.type === 'GRID_INTERNAL_ACCOUNT' && body.source.accountId === undefined) errors.push({ field: 'source.accountId', message: 'is required for a GRID_INTERNAL_ACCOUNT source' });
+  const destId = body.destination.externalAccountId;
+  const dest = await findExternalAccount(db, platform.id, destId);
+  if (!dest) unknownAccount('destination.externalAccountId', destId);
+  if (dest.currency !== coin.base_currency) errors.push({ field: 'destination.externalAccountId', message: `is in ${dest.currency}; the stablecoin pays out ${coin.base_currency}` });
   if (errors.length > 0) throw invalidInput(errors);
+  // An external (Spark) source waits for the tokens at the deposit address of its funding
+  // instructions; the others spend what the platform already holds.
+  const external = src.type === 'EXTERNAL_ACCOUNT';
   if (BigInt(body.amount) > BigInt(coin.outstanding)) {
     throw apiError(400, 'INVALID_AMOUNT', `Only ${coin.outstanding} ${coin.symbol} units are outstanding; cannot burn ${body.amount}`, { outstandingSupply: coin.outstanding, required: body.amount });
   }
@@ -378,8 +436,8 @@ export async function createBurn(deps: StablecoinDeps, platform: PlatformRow, no
     platform_id: platform.id,
     stablecoin_id: coin.id,
     operation_type: 'BURN',
-    status: 'PENDING_PROVIDER',
-    amount: body.amount,
+    status: external ? 'PENDING_FUNDING' : 'PENDING_PROVIDER',
+    amount: BigInt(body.amount).toString(),
     fiat_minor: fiat,
     provider_account_id: link.id,
     source: JSON.stringify(body.source),
@@ -410,8 +468,13 @@ export async function createBurn(deps: StablecoinDeps, platform: PlatformRow, no
       throw err;
     }
     await st(trx).insertInto('stablecoin_operations').values(row).execute();
-    await schedule(deps, trx, platform.id, row.id, 'PROCESSING', now.ms, TIMINGS.processing, now.at);
-    await schedule(deps, trx, platform.id, row.id, 'COMPLETE', now.ms, TIMINGS.complete, now.at);
+    if (external) {
+      await schedule(deps, trx, platform.id, row.id, 'FUNDED', now.ms, TIMINGS.depositReceived, now.at);
+      await schedule(deps, trx, platform.id, row.id, 'COMPLETE', now.ms, TIMINGS.depositComplete, now.at);
+    } else {
+      await schedule(deps, trx, platform.id, row.id, 'PROCESSING', now.ms, TIMINGS.processing, now.at);
+      await schedule(deps, trx, platform.id, row.id, 'COMPLETE', now.ms, TIMINGS.complete, now.at);
+    }
     return opView(row, coin);
   });
 }

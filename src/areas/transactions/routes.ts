@@ -29,7 +29,8 @@ export const transactionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'listTransactions',
         summary: 'List transactions',
-        description: 'The platform’s transactions (incoming and outgoing), newest first, with cursor pagination.',
+        description:
+          'The platform’s transactions (incoming and outgoing), newest first, with cursor pagination. type=CARD lists its card transactions instead (cardholder, funding account, status and time filters apply).',
         querystring: TransactionListQuery,
         response: { 200: TransactionListResponse, ...errorResponses() },
       },
@@ -41,7 +42,14 @@ export const transactionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/transactions/:transactionId',
     {
       config: { auth: 'basic' },
-      schema: { tags, operationId: 'getTransactionById', summary: 'Get a transaction', params: TransactionParams, response: { 200: TransactionOneOf, ...errorResponses(404) } },
+      schema: {
+        tags,
+        operationId: 'getTransactionById',
+        summary: 'Get a transaction',
+        description: 'A payment, or a card transaction of the platform by its CardTransaction id (type CARD).',
+        params: TransactionParams,
+        response: { 200: TransactionOneOf, ...errorResponses(404) },
+      },
     },
     async (req) => getTransaction(store.db, authOf(req).platform.id, req.params.transactionId, nowOf(req, clock).ms),
   );

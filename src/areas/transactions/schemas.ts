@@ -4,6 +4,7 @@ import { OneOf } from '../../kernel/validation.js';
 import { CounterpartyFieldDefinition } from '../config/schemas.js';
 import { CurrencyAmount, PaymentInstructions } from '../internal-accounts/schemas.js';
 import { OutgoingRateDetails, PaymentRail } from '../quotes/schemas.js';
+import { CardTransaction } from '../cards/schemas.js';
 
 // Transactions, in the reference's shapes: an OUTGOING payment (a quote's execution, a
 // transfer-out), an INCOMING one (a pull into an internal account, a transfer-in, an
@@ -12,7 +13,7 @@ import { OutgoingRateDetails, PaymentRail } from '../quotes/schemas.js';
 export const TRANSACTION_STATUSES = ['CREATED', 'PENDING', 'PENDING_AUTHORIZATION', 'PROCESSING', 'COMPLETED', 'REJECTED', 'FAILED', 'REFUNDED', 'EXPIRED'] as const;
 export const TransactionStatus = Type.Enum([...TRANSACTION_STATUSES], { title: 'TransactionStatus' });
 export const OutgoingTransactionStatus = Type.Enum(['PENDING', 'PENDING_AUTHORIZATION', 'EXPIRED', 'PROCESSING', 'COMPLETED', 'FAILED'], { title: 'OutgoingTransactionStatus' });
-export const TransactionType = Type.Enum(['INCOMING', 'OUTGOING'], { title: 'TransactionType' });
+export const TransactionType = Type.Enum(['INCOMING', 'OUTGOING', 'CARD'], { title: 'TransactionType' });
 
 export const TRANSACTION_PENDING_REASONS = ['COUNTERPARTY_DECLARATION_REQUIRED', 'WALLET_VERIFICATION_REQUIRED', 'COUNTERPARTY_INFORMATION_REQUIRED', 'COMPLIANCE_REVIEW'] as const;
 export const TransactionPendingReason = Type.Enum([...TRANSACTION_PENDING_REASONS], {
@@ -189,8 +190,10 @@ export const IncomingTransaction = Type.Object(
 );
 export type IncomingTransaction = Static<typeof IncomingTransaction>;
 
-export const TransactionOneOf = OneOf('type', [IncomingTransaction, OutgoingTransaction], { title: 'TransactionOneOf' });
+export const TransactionOneOf = OneOf('type', [IncomingTransaction, OutgoingTransaction, CardTransaction], { title: 'TransactionOneOf' });
 export type AnyTransaction = IncomingTransaction | OutgoingTransaction;
+/** What GET /transactions and GET /transactions/{id} answer: a payment or a card transaction (type CARD). */
+export type ListedTransaction = AnyTransaction | CardTransaction;
 
 export const TransactionListQuery = Type.Object({
   customerId: Type.Optional(Type.String({ description: 'Only this customer’s transactions (the platform id: the platform’s own)' })),

@@ -5,7 +5,9 @@ import { isIdOf } from '../../kernel/ids.js';
 import { paginate, type Page, timeRangeOf } from '../../kernel/pagination.js';
 import { keptCount } from '../../kernel/db/list-counts.js';
 import { cancelPayment, isCancellable, type PaymentDeps } from './payments.js';
-import type { AnyTransaction, TransactionListQuery } from './schemas.js';
+import type { AnyTransaction, ListedTransaction, TransactionListQuery } from './schemas.js';
+import { findCardTx, platformCardTxQuery, type CardTxRow } from '../cards/store.js';
+import { cardTxView } from '../cards/transactions.js';
 import { findTransaction, transactionQuery, type TransactionRow, updateTransaction } from './store.js';
 import { transactionView } from './views.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
@@ -24,7 +26,13 @@ export async function requireTransaction(db: Db, platformId: string, id: string,
   return row;
 }
 
-export async function getTransaction(db: Db, platformId: string, id: string, nowMs: number): Promise<AnyTransaction> {
+/** GET /transactions/{id}: a payment, or one of the platform's card transactions (type CARD, the view of /cards/{id}/transactions). */
+export async function getTransaction(db: Db, platformId: string, id: string, nowMs: number): Promise<ListedTransaction> {
+  if (isIdOf('CardTransaction', id)) {
+    const row = await findCardTx(db, platformId, id);
+    if (!row) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction', id);
+    return cardTxView(row);
+  }
   return transactionView(await requireTransaction(db, platformId, id), nowMs);
 }
 
@@ -32,8 +40,23 @@ export async function getTransaction(db: Db, platformId: string, id: string, now
  * The platform's transactions, newest first (sortOrder asc: oldest first); every filter given
  * applies (AND). Filters that name nothing match nothing (no 404).
  */
-export async function listTransactions(db: Kysely<DB>, platformId: string, q: TransactionListQuery, nowMs: number): Promise<Page<AnyTransaction>> {
+export async function listTransactions(db: Kysely<DB>, platformId: string, q: TransactionListQuery, nowMs: number): Promise<Page<ListedTransaction>> {
   const range = timeRangeOf({ createdAfter: q.createdAfter ?? q.startDate, createdBefore: q.createdBefore ?? q.endDate });
+  if (q.type === 'CARD') {
+    // The platform's card transactions, with the filters that apply to them (cards/store.ts);
+    // totalCount counts the rows of the filter, so it is exact.
+    const cards = platformCardTxQuery(db, platformId, {
+      customerId: q.customerId,
+      platformCustomerId: q.platformCustomerId,
+      accountIdentifier: q.accountIdentifier,
+      senderAccountIdentifier: q.senderAccountIdentifier,
+      receiverAccountIdentifier: q.receiverAccountIdentifier,
+      reference: q.reference,
+      status: q.status,
+      ...range,
+    });
+    return paginate<CardTxRow, ListedTransaction>(cards, 'id', { limit: q.limit, cursor: q.cursor, order: q.sortOrder }, cardTxView);
+  }
   const base = transactionQuery(
     db,
     platformId,
