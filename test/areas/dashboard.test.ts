@@ -68,6 +68,8 @@ describe(`dashboard (${STORE})`, { timeout: 180_000 }, () => {
       page.on('dialog', (d) => void d.accept()); // the confirm() of the resets
       const shot = (name: string) => page.screenshot({ path: `test-results/dashboard-${name}-${STORE}.png`, fullPage: true });
       const open = async (hash: string, text: string) => {
+        // A new hash keeps the document: empty <main> first, so the text waited for is the new page's.
+        await page.$eval('main', (main) => { main.textContent = ''; }).catch(() => undefined);
         await page.goto(`${url}/dashboard#${hash}`);
         await page.waitForSelector(`main:has-text(${JSON.stringify(text)})`);
       };
@@ -160,8 +162,8 @@ describe(`dashboard (${STORE})`, { timeout: 180_000 }, () => {
       }
       // Links between resources: the transaction links its customer, the quote its transaction.
       await open(`transaction/${encodeURIComponent(completed.id)}`, 'Timeline');
-      expect(await page.locator(`main a[href="#customer/${encodeURIComponent(acme)}"]`).count()).toBeGreaterThan(0);
-      expect(await page.locator(`main a[href="#quote/${encodeURIComponent(completed.quoteId!)}"]`).count()).toBeGreaterThan(0);
+      await page.waitForSelector(`main a[href="#customer/${encodeURIComponent(acme)}"]`);
+      await page.waitForSelector(`main a[href="#quote/${encodeURIComponent(completed.quoteId!)}"]`);
       await page.click(`main a[href="#customer/${encodeURIComponent(acme)}"] >> nth=0`);
       await page.waitForSelector('main:has-text("Acme Imports LLC")');
       // The timeline lists the transaction's webhook events.
