@@ -1,4 +1,3 @@
-import { Aes256Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from '@hpke/core';
 import { p256 } from '@noble/curves/nist.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
@@ -19,7 +18,12 @@ export const LEGACY_OIDC_TOKEN = 'sandbox-valid-oidc-token';
 export const HPKE_INFO = 'turnkey_hpke';
 export const BUNDLE_VERSION = 'v1.0.0';
 
-const suite = new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
+// @hpke/core is loaded on first use, not at start-up: the CLI and the server start without it.
+let suiteOnce: Promise<import('@hpke/core').CipherSuite> | undefined;
+function hpkeSuite(): Promise<import('@hpke/core').CipherSuite> {
+  suiteOnce ??= import('@hpke/core').then(({ Aes256Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 }) => new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() }));
+  return suiteOnce;
+}
 const info = new TextEncoder().encode(HPKE_INFO);
 export const base58check = createBase58check(sha256);
 
@@ -122,6 +126,7 @@ export function makeStamp(privateKey: Uint8Array, payload: string): string {
 /** HPKE-seal `plaintext` to a P-256 public key (SEC1, either form): the uncompressed encapsulated key and the ciphertext. */
 export async function hpkeSeal(plaintext: Uint8Array, recipientPublicKey: Uint8Array): Promise<{ enc: Uint8Array; ciphertext: Uint8Array }> {
   const recipient = p256.Point.fromBytes(recipientPublicKey).toBytes(false);
+  const suite = await hpkeSuite();
   const sender = await suite.createSenderContext({ recipientPublicKey: await suite.kem.deserializePublicKey(recipient.slice().buffer), info });
   const enc = new Uint8Array(sender.enc);
   const ciphertext = new Uint8Array(await sender.seal(plaintext.slice().buffer, concat(enc, recipient).buffer));
@@ -132,6 +137,7 @@ export async function hpkeSeal(plaintext: Uint8Array, recipientPublicKey: Uint8A
 export async function hpkeOpen(ciphertext: Uint8Array, enc: Uint8Array, recipientPrivateKey: Uint8Array): Promise<Uint8Array> {
   const encUncompressed = p256.Point.fromBytes(enc).toBytes(false);
   const recipient = publicKeyOf(recipientPrivateKey, false);
+  const suite = await hpkeSuite();
   const key = await suite.kem.deserializePrivateKey(recipientPrivateKey.slice().buffer);
   const ctx = await suite.createRecipientContext({ recipientKey: key, enc: encUncompressed.slice().buffer, info });
   return new Uint8Array(await ctx.open(ciphertext.slice().buffer, concat(encUncompressed, recipient).buffer));

@@ -1,6 +1,5 @@
 import { entropyToMnemonic } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';
-import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { base64urlnopad } from '@scure/base';
 import { decodeJwt } from 'jose';
 import type { Kysely, Transaction } from 'kysely';
@@ -56,6 +55,10 @@ import type {
 } from './schemas.js';
 import * as store from './store.js';
 import type { CredentialRow, DelegatedKeyRow, RequestRow, SessionRow, WalletRow } from './store.js';
+
+/** @simplewebauthn/server, loaded at the first passkey ceremony (half a second of start-up otherwise). */
+let webauthnOnce: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (webauthnOnce ??= import('@simplewebauthn/server'));
 
 // Embedded wallets (docs/embedded-wallets.md): the EMBEDDED_WALLET internal account of a
 // customer, the credentials that authenticate its owner, the sessions they open, and the
@@ -512,7 +515,7 @@ async function verifyRegistration(db: Db, platformId: string, body: AuthCredenti
   const origin = await checkedOrigin(db, platformId, att.clientDataJson);
   let result;
   try {
-    result = await verifyRegistrationResponse({
+    result = await (await webauthn()).verifyRegistrationResponse({
       response: { id: att.credentialId, rawId: att.credentialId, type: 'public-key', clientExtensionResults: {}, response: { clientDataJSON: att.clientDataJson, attestationObject: att.attestationObject, ...(att.transports ? { transports: att.transports } : {}) } },
       expectedChallenge: body.challenge!,
       expectedOrigin: origin,
@@ -799,7 +802,7 @@ export async function verifyCredential(
       if (!rpIdCandidates(origin).includes(cred.rp_id!)) throw unauthorized(`the credential's RP ID ${cred.rp_id} is not the host of origin ${origin} or a parent domain of it`);
       let result;
       try {
-        result = await verifyAuthenticationResponse({
+        result = await (await webauthn()).verifyAuthenticationResponse({
           response: {
             id: a.credentialId,
             rawId: a.credentialId,
