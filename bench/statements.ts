@@ -6,6 +6,7 @@
 //   TEST_STORE=postgres TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/statements.ts
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { makeApp, sleep } from '../test/helpers.js';
 import { fund, newCustomer, quoteRequest, usdExternal } from '../test/money-helpers.js';
 
@@ -46,6 +47,17 @@ await per('POST /customers', 50, async (i) => ok(await t.call('POST', '/customer
 await per('GET /customers/{id}', 50, async () => ok(await t.call('GET', `/customers/${c.id}`)));
 await per('GET /customers (first page of 20)', 20, async () => ok(await t.call('GET', '/customers')));
 await per('GET /transactions (first page of 20)', 20, async () => ok(await t.call('GET', '/transactions')));
+// Database bytes per payment flow (SQLite only: the dbstat table), by table with its indexes.
+async function bytesByTable(): Promise<Map<string, number> | null> {
+  if (process.env.TEST_STORE === 'postgres') return null;
+  try {
+    const rows = await sql<{ tbl: string; bytes: number }>`select coalesce(m.tbl_name, d.name) as tbl, sum(d.pgsize - d.unused) as bytes from dbstat d left join sqlite_master m on m.name = d.name group by 1`.execute(t.store.db);
+    return new Map(rows.rows.map((r) => [r.tbl, Number(r.bytes)]));
+  } catch {
+    return null;
+  }
+}
+const bytesBefore = await bytesByTable();
 await per('POST /quotes immediatelyExecute (payment flow)', 50, async () => ok(await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000, { immediatelyExecute: true }))));
 {
   // The flows' later steps (settlement jobs), per flow: 51 flows above (one warm-up).
@@ -55,6 +67,13 @@ await per('POST /quotes immediatelyExecute (payment flow)', 50, async () => ok(a
   const events = await t.store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
   const deliveries = await t.store.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
   console.log(`rows: events ${events.n}, webhook_deliveries ${deliveries.n} (no webhook endpoint configured)`);
+  const bytesAfter = await bytesByTable();
+  if (bytesBefore && bytesAfter) {
+    const diff = [...bytesAfter].map(([k, v]) => [k, (v - (bytesBefore.get(k) ?? 0)) / 51] as const).filter(([, v]) => Math.abs(v) >= 1).sort((a, b) => b[1] - a[1]);
+    const total = diff.reduce((a, [, v]) => a + v, 0);
+    console.log(`database bytes per payment flow (settled, rows + indexes, used bytes of pages): ${total.toFixed(0)}`);
+    for (const [k, v] of diff) console.log(`  ${k.padEnd(40)} ${v.toFixed(0)}`);
+  }
 }
 await t.close();
 

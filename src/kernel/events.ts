@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DB, WebhookDeliveriesTable } from './db/schema.js';
 import { prepared } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
+import { packPayload, payloadText } from './event-bodies.js';
 import { newId } from './ids.js';
 
 // The outbox. A state change and the event it causes are written in the same database
@@ -36,47 +37,56 @@ export function onEventsEmitted(fn: Listener): () => void {
   return () => listeners.delete(fn);
 }
 
+/** The id of an event's delivery: derived from the event's, so an event without a delivery row still has one to name. */
+export function deliveryIdOf(eventId: string): string {
+  return `WebhookDelivery:${eventId.slice(eventId.indexOf(':') + 1)}`;
+}
+
+/** The event id a delivery id derived by `deliveryIdOf` names, or undefined for any other id. */
+export function eventIdOfDelivery(deliveryId: string): string | undefined {
+  return deliveryId.startsWith('WebhookDelivery:') ? `Webhook:${deliveryId.slice('WebhookDelivery:'.length)}` : undefined;
+}
+
 /** Record an event inside the caller's transaction. Returns its webhook id. */
 export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: string, at: string, event: DomainEvent): Promise<string> {
   const id = newId('Webhook');
   const payload = { id, type: event.type, timestamp: at, data: event.data };
-  const inserted = await insertEvent.first(trx, { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, payload: JSON.stringify(payload), created_at: at });
+  // The payload once, in the event's row, packed (event-bodies.ts); `payload` stays empty.
+  const inserted = await insertEvent.first(trx, { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: packPayload(JSON.stringify(payload)), created_at: at });
   if (!inserted) throw new Error('insert into events returned no seq');
-  // Its delivery, in the same transaction: due now when the platform has a webhook endpoint,
-  // otherwise kept as NO_ENDPOINT (see docs/webhooks.md). The webhooks area sends it.
-  const hasEndpoint = await platformHasEndpoint(trx, platformId);
+  // Its delivery, in the same transaction, only when the platform has a webhook endpoint:
+  // then it is due now. Without one no row is written; the event's delivery is shown as
+  // NO_ENDPOINT (webhooks area), and redelivering it creates the row (docs/webhooks.md).
+  if (!(await platformHasEndpoint(trx, platformId))) return id;
   await insertDelivery.execute(trx, {
-    id: newId('WebhookDelivery'),
+    id: deliveryIdOf(id),
     platform_id: platformId,
     event_id: id,
     event_seq: Number(inserted.seq),
     type: event.type,
     resource_id: event.resourceId,
-    status: hasEndpoint ? 'PENDING' : 'NO_ENDPOINT',
-    next_attempt_ms: hasEndpoint ? Date.parse(at) : null,
+    status: 'PENDING',
+    next_attempt_ms: Date.parse(at),
     created_at: at,
   });
   // Listeners run after the current tick; they only poll, so an uncommitted event is harmless.
-  // A NO_ENDPOINT delivery has nothing to send: nobody is woken for it.
-  if (hasEndpoint) {
-    queueMicrotask(() => {
-      for (const l of listeners) l(platformId);
-    });
-  }
+  queueMicrotask(() => {
+    for (const l of listeners) l(platformId);
+  });
   return id;
 }
 
 // The two inserts of every event, built and compiled once (db/prepared.ts).
-const insertEvent = prepared<{ id: string; platform_id: string; type: string; resource_id: string; payload: string; created_at: string }, { seq: number }>((db, p) =>
+const insertEvent = prepared<{ id: string; platform_id: string; type: string; resource_id: string; body: Buffer; created_at: string }, { seq: number }>((db, p) =>
   db
     .insertInto('events')
-    .values({ id: p('id'), platform_id: p('platform_id'), type: p('type'), resource_id: p('resource_id'), payload: p('payload'), created_at: p('created_at') })
+    .values({ id: p('id'), platform_id: p('platform_id'), type: p('type'), resource_id: p('resource_id'), payload: '', body: p('body'), created_at: p('created_at') })
     .returning('seq'),
 );
 
 type NewDelivery = Pick<WebhookDeliveriesTable, 'id' | 'platform_id' | 'event_id' | 'event_seq' | 'type' | 'resource_id' | 'status' | 'next_attempt_ms' | 'created_at'>;
 
-const insertDelivery = prepared<NewDelivery>((db, p) =>
+export const insertDelivery = prepared<NewDelivery>((db, p) =>
   db.insertInto('webhook_deliveries').values({
     id: p('id'),
     platform_id: p('platform_id'),
@@ -120,6 +130,6 @@ export async function listEvents(db: Kysely<DB>, platformId: string, opts: { typ
     type: r.type,
     resourceId: r.resource_id,
     createdAt: r.created_at,
-    payload: JSON.parse(r.payload) as StoredEvent['payload'],
+    payload: JSON.parse(payloadText(r)) as StoredEvent['payload'],
   }));
 }

@@ -10,6 +10,7 @@ import { advanceAndDeliver, envelope, makeApp, STORE, type TestApp } from '../he
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { balanceOf, fund, newCustomer, otherPlatformAuth } from '../money-helpers.js';
 import { Receiver } from '../webhook-receiver.js';
+import { payloadText } from '../../src/kernel/event-bodies.js';
 
 // Cards through HTTP as a platform sees them (docs/cards.md): issuance and its sandbox
 // suffixes, the KYC gate, funding sources, freeze / unfreeze / close, reveal, and card
@@ -690,7 +691,7 @@ describe(`cards (${STORE})`, () => {
         (await t.call('GET', '/cards?limit=100')).body,
         (await t.call('GET', `/cards/${card.id}/transactions`)).body,
         ...receiver.got.map((x) => x.body),
-        JSON.stringify(await t.store.db.selectFrom('events').select('payload').execute()),
+        JSON.stringify((await t.store.db.selectFrom('events').select(['payload', 'body']).execute()).map(payloadText)),
         JSON.stringify(await t.store.db.selectFrom('idempotency_keys').selectAll().execute()),
         JSON.stringify(await t.store.db.selectFrom('cards').selectAll().execute()),
         JSON.stringify(await t.store.db.selectFrom('card_reveals').selectAll().execute()),

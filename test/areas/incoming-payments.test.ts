@@ -121,10 +121,10 @@ describe(`incoming UMA payments (${STORE})`, () => {
 
   const advance = (seconds: number): Promise<void> => advanceAndDeliver(t, seconds);
 
-  async function deliveriesOf(resourceId: string): Promise<Array<{ type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }>> {
+  async function deliveriesOf(resourceId: string): Promise<Array<{ id: string; type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }>> {
     const res = await t.app.inject({ method: 'GET', url: `/admin/platforms/${platformId()}/webhook-deliveries?resourceId=${encodeURIComponent(resourceId)}&limit=100`, headers: admin });
     expect(res.statusCode).toBe(200);
-    return (res.json() as { data: Array<{ type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }> }).data.reverse();
+    return (res.json() as { data: Array<{ id: string; type: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }> }).data.reverse();
   }
 
   /** The last event's data is the transaction exactly as GET shows it. */
@@ -437,9 +437,9 @@ describe(`incoming UMA payments (${STORE})`, () => {
     const tx = await receive(500);
     await setEndpoint(rx.url);
     rx.approval = () => 500;
-    expect((await deliveriesOf(tx.id))[0]).toMatchObject({ type: 'INCOMING_PAYMENT.PENDING', status: 'NO_ENDPOINT' });
-    const rows = await t.store.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', tx.id).where('type', '=', 'INCOMING_PAYMENT.PENDING').execute();
-    const res = await t.app.inject({ method: 'POST', url: `/admin/platforms/${platformId()}/webhook-deliveries/${rows[0]!.id}/redeliver`, headers: admin });
+    const pendingDelivery = (await deliveriesOf(tx.id)).find((d) => d.type === 'INCOMING_PAYMENT.PENDING')!;
+    expect(pendingDelivery).toMatchObject({ type: 'INCOMING_PAYMENT.PENDING', status: 'NO_ENDPOINT' });
+    const res = await t.app.inject({ method: 'POST', url: `/admin/platforms/${platformId()}/webhook-deliveries/${pendingDelivery.id}/redeliver`, headers: admin });
     expect(res.statusCode).toBe(200);
     await t.running.webhooks.runDue();
     expect(rx.pending()).toHaveLength(1);

@@ -234,6 +234,67 @@ describe(`webhooks (${STORE})`, () => {
     expect(d.status).toBe('DELIVERED');
   });
 
+  it('an event without an endpoint writes no delivery row; the list shows it as NO_ENDPOINT, filters and pages it, and redelivery writes the row', async () => {
+    const platformId = t.running.bootstrap.platform.id;
+    const e1 = await emit(t, 'Customer:r1');
+    const e2 = await emit(t, 'Customer:r2');
+    const rows = () => t.store.db.selectFrom('webhook_deliveries').select(['id', 'status']).where('platform_id', '=', platformId).where('type', '!=', 'TEST').execute();
+    expect(await rows()).toEqual([]);
+    const listed = await deliveries(t, '?status=NO_ENDPOINT&limit=100');
+    expect(listed.map((d) => d.eventId)).toEqual([e2, e1]);
+    const d1 = listed[1]!;
+    expect(d1).toMatchObject({ type: 'CUSTOMER.UPDATE', resourceId: 'Customer:r1', status: 'NO_ENDPOINT', attempts: 0, nextAttemptAt: null, lastStatusCode: null, lastError: null, deliveredAt: null, attemptLog: [] });
+    expect(d1.id).toBe(`WebhookDelivery:${e1.slice('Webhook:'.length)}`);
+    // Filters and pages over row-less deliveries.
+    expect((await deliveries(t, '?resourceId=Customer:r2')).map((d) => d.eventId)).toEqual([e2]);
+    expect(await deliveries(t, '?status=PENDING')).toEqual([]);
+    const page1 = await t.app.inject({ method: 'GET', url: `/admin/platforms/${platformId}/webhook-deliveries?limit=1`, headers: admin });
+    expect(page1.json()).toMatchObject({ hasMore: true, totalCount: 2, data: [{ eventId: e2 }] });
+    const page2 = await t.app.inject({ method: 'GET', url: `/admin/platforms/${platformId}/webhook-deliveries?limit=1&cursor=${page1.json().nextCursor}`, headers: admin });
+    expect(page2.json()).toMatchObject({ hasMore: false, totalCount: 2, data: [{ eventId: e1 }] });
+    // Another platform cannot name it.
+    const other = await t.app.inject({ method: 'POST', url: '/admin/platforms', headers: admin, payload: { name: 'Other', skipVerificationPaperwork: true } });
+    expect(other.statusCode).toBe(201);
+    envelope(await t.app.inject({ method: 'POST', url: `/admin/platforms/${other.json().id}/webhook-deliveries/${d1.id}/redeliver`, headers: admin }), 404, 'REFERENCE_NOT_FOUND');
+    // Redelivery writes its row, PENDING, and sends it.
+    await setEndpoint(t, rx.url);
+    const again = await t.app.inject({ method: 'POST', url: `/admin/platforms/${platformId}/webhook-deliveries/${d1.id}/redeliver`, headers: admin });
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toMatchObject({ id: d1.id, eventId: e1, status: 'PENDING', attempts: 0 });
+    expect(await rows()).toEqual([{ id: d1.id, status: 'PENDING' }]);
+    // A second redelivery before it went out updates the same row.
+    expect((await t.app.inject({ method: 'POST', url: `/admin/platforms/${platformId}/webhook-deliveries/${d1.id}/redeliver`, headers: admin })).statusCode).toBe(200);
+    await t.running.webhooks.runDue();
+    expect(rx.got.map((r) => r.json.id)).toEqual([e1]);
+    expect(await deliveryOf(t, e1)).toMatchObject({ id: d1.id, status: 'DELIVERED', attempts: 1 });
+    expect((await deliveryOf(t, e2)).status).toBe('NO_ENDPOINT');
+    // With the endpoint set, an event gets its row at once, named after the event.
+    const e3 = await emit(t, 'Customer:r3');
+    expect(await rows()).toContainEqual({ id: `WebhookDelivery:${e3.slice('Webhook:'.length)}`, status: 'PENDING' });
+  });
+
+  it('stores each payload once, packed in the event row; the webhook carries it byte for byte; rows stored as JSON before still deliver', async () => {
+    const platformId = t.running.bootstrap.platform.id;
+    await setEndpoint(t, rx.url);
+    const data = { id: 'Transaction:p', status: 'PROCESSING', sentAmount: { amount: 1000, currency: { code: 'USD', name: 'United States Dollar', symbol: '$', decimals: 2 } }, note: 'é ✓ \u0000-free' };
+    const e = await emit(t, 'Transaction:p', 'OUTGOING_PAYMENT.PROCESSING', data);
+    const row = await t.store.db.selectFrom('events').select(['payload', 'body']).where('id', '=', e).executeTakeFirstOrThrow();
+    expect(row.payload).toBe('');
+    expect(row.body).not.toBeNull();
+    expect(Buffer.from(row.body!).toString('latin1')).not.toContain('United States Dollar');
+    // An event written before bodies existed: its JSON in `payload`, no body.
+    const oldId = 'Webhook:0190aaaa-0000-7000-8000-000000000001';
+    const oldBody = JSON.stringify({ id: oldId, type: 'CUSTOMER.UPDATE', timestamp: '2026-01-01T00:00:00.000Z', data: { id: 'Customer:old' } });
+    await t.store.db.transaction().execute(async (trx) => {
+      const ins = await trx.insertInto('events').values({ id: oldId, platform_id: platformId, type: 'CUSTOMER.UPDATE', resource_id: 'Customer:old', payload: oldBody, body: null, created_at: '2026-01-01T00:00:00.000Z' }).returning('seq').executeTakeFirstOrThrow();
+      await trx.insertInto('webhook_deliveries').values({ id: 'WebhookDelivery:old', platform_id: platformId, event_id: oldId, event_seq: Number(ins.seq), type: 'CUSTOMER.UPDATE', resource_id: 'Customer:old', status: 'PENDING', attempts: 0, next_attempt_ms: 0, lease_until_ms: null, last_status_code: null, last_error: null, delivered_at: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }).execute();
+    });
+    await t.running.webhooks.runDue();
+    const got = new Map(rx.got.map((r) => [r.json.id as string, r.body]));
+    expect(JSON.parse(got.get(e)!)).toEqual({ id: e, type: 'OUTGOING_PAYMENT.PROCESSING', timestamp: iso(t.clock.nowMs()), data });
+    expect(JSON.parse(got.get(oldId)!)).toMatchObject({ id: oldId, type: 'CUSTOMER.UPDATE', data: { id: 'Customer:old' } });
+  });
+
   it('retries on the schedule (30 s doubling to 30 min, then every 30 min) for 7 days of sandbox time, then FAILED', async () => {
     await setEndpoint(t, rx.url);
     rx.behave = () => 500;

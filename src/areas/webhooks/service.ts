@@ -10,17 +10,19 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
 import { onEventsEmitted } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
-import { paginate, type Page } from '../../kernel/pagination.js';
+import { type Page } from '../../kernel/pagination.js';
 import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
 import type { Sealer } from '../../kernel/sealed.js';
 import {
   attemptsOf,
   type Claimable,
   type AttemptRow,
-  deliveriesQuery,
+  deliveriesPage,
   type DeliveryFilter,
   type DeliveryRow,
   findDelivery,
+  findRowlessDelivery,
+  insertRowlessDelivery,
   findDue,
   insertAttempt,
   markSending,
@@ -544,7 +546,7 @@ export async function listDeliveries(
   q: DeliveryFilter & { limit?: number | undefined; cursor?: string | undefined },
 ): Promise<Page<DeliveryView>> {
   await requirePlatform(db, platformId);
-  const page = await paginate<DeliveryRow, DeliveryRow>(deliveriesQuery(db, platformId, q), 'id', q, (r) => r);
+  const page = await deliveriesPage(db, platformId, q, q);
   const attempts = await attemptsOf(db, page.data.map((r) => r.id));
   const by = new Map<string, AttemptRow[]>();
   for (const a of attempts) by.set(a.delivery_id, [...(by.get(a.delivery_id) ?? []), a]);
@@ -555,12 +557,15 @@ export async function listDeliveries(
 export async function redeliver(store: Store, clock: Clock, deliverer: WebhookDeliverer | undefined, platformId: string, deliveryId: string): Promise<DeliveryView> {
   const db = store.db;
   const platform = await requirePlatform(db, platformId);
-  const row = await findDelivery(db, platformId, deliveryId);
+  // A delivery row, or an event without one (no endpoint when it happened): its row is written now.
+  const row = (await findDelivery(db, platformId, deliveryId)) ?? (await findRowlessDelivery(db, platformId, deliveryId));
   if (!row) throw apiError(404, 'REFERENCE_NOT_FOUND', `Webhook delivery ${deliveryId} not found`);
   if (!platform.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
   if (row.status === 'SENDING') throw apiError(409, 'CONFLICT', `Webhook delivery ${deliveryId} is being sent right now`);
   const nowMs = clock.nowMs() + Number(platform.clock_offset_ms);
-  await updateDelivery(db, row.id, { status: 'PENDING', next_attempt_ms: nowMs, lease_until_ms: null, updated_at: iso(nowMs) });
+  const pending = { status: 'PENDING', next_attempt_ms: nowMs, lease_until_ms: null, updated_at: iso(nowMs) } as const;
+  // Two redeliveries of a row-less event at once: one inserts, the other updates that row.
+  if (row.status !== 'NO_ENDPOINT' || Number(row.attempts) > 0 || !(await insertRowlessDelivery(db, { ...row, ...pending }))) await updateDelivery(db, row.id, pending);
   deliverer?.kick();
   const updated = (await findDelivery(db, platformId, deliveryId))!;
   return deliveryView(updated, await attemptsOf(db, [updated.id]));

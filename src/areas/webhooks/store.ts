@@ -1,5 +1,8 @@
 import { type Kysely, type Selectable, type Transaction, sql } from 'kysely';
 import type { DB, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../kernel/db/schema.js';
+import { payloadText } from '../../kernel/event-bodies.js';
+import { deliveryIdOf, eventIdOfDelivery } from '../../kernel/events.js';
+import { DEFAULT_LIMIT, type Page, decodeCursor, encodeCursor } from '../../kernel/pagination.js';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
@@ -88,11 +91,11 @@ export async function sendMaterial(db: Db, delivery: DeliveryRow): Promise<SendM
     .selectFrom('events as ev')
     .innerJoin('platforms as p', 'p.id', 'ev.platform_id')
     .leftJoin('platform_configs as c', 'c.platform_id', 'ev.platform_id')
-    .select(['ev.payload', 'c.webhook_endpoint', 'p.webhook_private_key'])
+    .select(['ev.payload', 'ev.body', 'c.webhook_endpoint', 'p.webhook_private_key'])
     .where('ev.id', '=', delivery.event_id)
     .where('ev.platform_id', '=', delivery.platform_id)
     .executeTakeFirst();
-  return row ? { payload: row.payload, endpoint: row.webhook_endpoint ?? null, privateKey: row.webhook_private_key } : undefined;
+  return row ? { payload: payloadText(row), endpoint: row.webhook_endpoint ?? null, privateKey: row.webhook_private_key } : undefined;
 }
 
 export async function platformOffset(db: Db, platformId: string): Promise<number> {
@@ -125,6 +128,50 @@ export async function findDelivery(db: Db, platformId: string, id: string): Prom
   return db.selectFrom('webhook_deliveries').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * An event of the platform that has no delivery row (none is written while the platform has
+ * no webhook endpoint), as the NO_ENDPOINT delivery it stands for, or undefined.
+ */
+export async function findRowlessDelivery(db: Db, platformId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+  const eventId = eventIdOfDelivery(deliveryId);
+  if (eventId === undefined) return undefined;
+  const ev = await db
+    .selectFrom('events as ev')
+    .leftJoin('webhook_deliveries as d', 'd.event_id', 'ev.id')
+    .select(['ev.id', 'ev.seq', 'ev.type', 'ev.resource_id', 'ev.created_at', 'd.id as delivery_id'])
+    .where('ev.platform_id', '=', platformId)
+    .where('ev.id', '=', eventId)
+    .executeTakeFirst();
+  if (!ev || ev.delivery_id !== null) return undefined;
+  return rowlessDelivery(platformId, { event_id: ev.id, event_seq: Number(ev.seq), type: ev.type, resource_id: ev.resource_id, created_at: ev.created_at });
+}
+
+function rowlessDelivery(platformId: string, ev: { event_id: string; event_seq: number; type: string; resource_id: string; created_at: string }): DeliveryRow {
+  return {
+    id: deliveryIdOf(ev.event_id),
+    platform_id: platformId,
+    event_id: ev.event_id,
+    event_seq: ev.event_seq,
+    type: ev.type,
+    resource_id: ev.resource_id,
+    status: 'NO_ENDPOINT',
+    attempts: 0,
+    next_attempt_ms: null,
+    lease_until_ms: null,
+    last_status_code: null,
+    last_error: null,
+    delivered_at: null,
+    created_at: ev.created_at,
+    updated_at: ev.created_at,
+  };
+}
+
+/** Write the row of a delivery that had none (redelivery of a NO_ENDPOINT event): returns whether it was written. */
+export async function insertRowlessDelivery(db: Db, row: DeliveryRow): Promise<boolean> {
+  const r = await db.insertInto('webhook_deliveries').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
 export async function updateDelivery(db: Db, id: string, patch: Partial<Omit<DeliveryRow, 'id' | 'platform_id'>>): Promise<void> {
   await db.updateTable('webhook_deliveries').set(patch).where('id', '=', id).execute();
 }
@@ -135,12 +182,69 @@ export interface DeliveryFilter {
   resourceId?: string | undefined;
 }
 
-export function deliveriesQuery(db: Db, platformId: string, f: DeliveryFilter) {
-  let q = db.selectFrom('webhook_deliveries').where('platform_id', '=', platformId);
-  if (f.type !== undefined) q = q.where('type', '=', f.type);
-  if (f.status !== undefined) q = q.where('status', '=', f.status);
-  if (f.resourceId !== undefined) q = q.where('resource_id', '=', f.resourceId);
-  return q;
+/**
+ * One page of a platform's deliveries, newest event first: every event with its delivery
+ * row, and the events that have none (no endpoint when they happened) as NO_ENDPOINT. The
+ * cursor is the event's id.
+ */
+export async function deliveriesPage(db: Db, platformId: string, f: DeliveryFilter, opts: { limit?: number | undefined; cursor?: string | undefined }): Promise<Page<DeliveryRow>> {
+  const base = db
+    .selectFrom('events as ev')
+    .leftJoin('webhook_deliveries as d', 'd.event_id', 'ev.id')
+    .select([
+      'ev.id as event_id',
+      'ev.seq as event_seq',
+      'ev.type',
+      'ev.resource_id',
+      'ev.created_at as event_created_at',
+      'd.id',
+      'd.status',
+      'd.attempts',
+      'd.next_attempt_ms',
+      'd.lease_until_ms',
+      'd.last_status_code',
+      'd.last_error',
+      'd.delivered_at',
+      'd.created_at',
+      'd.updated_at',
+    ])
+    .where('ev.platform_id', '=', platformId);
+  let q = base;
+  if (f.type !== undefined) q = q.where('ev.type', '=', f.type);
+  if (f.resourceId !== undefined) q = q.where('ev.resource_id', '=', f.resourceId);
+  if (f.status === 'NO_ENDPOINT') q = q.where((eb) => eb.or([eb('d.id', 'is', null), eb('d.status', '=', 'NO_ENDPOINT')]));
+  else if (f.status !== undefined) q = q.where('d.status', '=', f.status);
+  type Joined = Awaited<ReturnType<typeof q.execute>>[number];
+  const toRow = (r: Joined): DeliveryRow =>
+    r.id === null
+      ? rowlessDelivery(platformId, { event_id: r.event_id, event_seq: Number(r.event_seq), type: r.type, resource_id: r.resource_id, created_at: r.event_created_at })
+      : {
+          id: r.id,
+          platform_id: platformId,
+          event_id: r.event_id,
+          event_seq: Number(r.event_seq),
+          type: r.type,
+          resource_id: r.resource_id,
+          status: r.status!,
+          attempts: r.attempts!,
+          next_attempt_ms: r.next_attempt_ms,
+          lease_until_ms: r.lease_until_ms,
+          last_status_code: r.last_status_code,
+          last_error: r.last_error,
+          delivered_at: r.delivered_at,
+          created_at: r.created_at!,
+          updated_at: r.updated_at!,
+        };
+  const limit = opts.limit ?? DEFAULT_LIMIT;
+  const counted = await q.clearSelect().select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+  let pq = q;
+  if (opts.cursor !== undefined) pq = pq.where('ev.id', '<', decodeCursor(opts.cursor));
+  const rows = await pq.orderBy('ev.id', 'desc').limit(limit + 1).execute();
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  const page: Page<DeliveryRow> = { data: pageRows.map(toRow), hasMore, totalCount: Number(counted?.n ?? 0) };
+  if (hasMore) page.nextCursor = encodeCursor(pageRows[pageRows.length - 1]!.event_id);
+  return page;
 }
 
 export async function attemptsOf(db: Db, deliveryIds: string[]): Promise<AttemptRow[]> {

@@ -1330,6 +1330,13 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
           group by platform_id, sent_currency, received_currency, substr(created_at, 1, 10)`).execute(db);
       },
     },
+    // Issue 15: an event's payload packed in one binary column (kernel/event-bodies.ts).
+    // Older rows keep their JSON in `payload` and a NULL `body`; both are read.
+    '0026_event_bodies': {
+      async up(db) {
+        await db.schema.alterTable('events').addColumn('body', kind === 'postgres' ? 'bytea' : 'blob').execute();
+      },
+    },
   };
 }
 

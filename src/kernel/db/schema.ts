@@ -102,8 +102,10 @@ export interface EventsTable {
   platform_id: string;
   type: string;
   resource_id: string;
-  /** JSON: the full webhook payload. */
+  /** JSON: the full webhook payload, for rows written before `body` (migration 0026); '' after. */
   payload: string;
+  /** The payload packed (kernel/event-bodies.ts); null on older rows. */
+  body: Uint8Array | null;
   created_at: string;
 }
 
