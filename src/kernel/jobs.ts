@@ -23,7 +23,12 @@ import { preparedByShape, preparedInsert, preparedUpdate } from './db/prepared.j
 const BATCH_SIZE = 32;
 /** A batch takes no further job after this long, so requests are not kept waiting for the store (SQLite: one connection). */
 const BATCH_BUDGET_MS = 5;
-/** The same on PostgreSQL (where the worker claims one job at a time; runBatch can take more). */
+/**
+ * PostgreSQL: jobs claimed side by side per pass of the worker, one job per transaction each
+ * (issue 15: one at a time, settlement fell behind the payments two processes started).
+ */
+const PG_CLAIMERS = 4;
+/** The same on PostgreSQL (where each claim takes one job; runBatch can take more). */
 const PG_BATCH_BUDGET_MS = 100;
 
 // The worker's queries, built and compiled once (db/prepared.ts).
@@ -129,8 +134,14 @@ export class JobQueue {
     // SQLite: batches (one commit for many jobs; the batch holds the store's one connection
     // for at most BATCH_BUDGET_MS). PostgreSQL: one job per transaction, as a batch would hold
     // the row locks its jobs take (a payer's balance row, say) until its last job is done.
-    const batch = store.kind === 'postgres' ? 1 : BATCH_SIZE;
-    this.worker = new PollingLoop(async () => (await this.runBatch(batch)) > 0, {
+    // SQLite: one batch at a time on its one connection. PostgreSQL: PG_CLAIMERS claims of one
+    // job each, side by side on their own connections; SKIP LOCKED gives each (and each
+    // process) a different job, and no lock is held longer than one job (decisions.md).
+    const pump =
+      store.kind === 'postgres'
+        ? async () => (await Promise.all(Array.from({ length: PG_CLAIMERS }, () => this.runBatch(1)))).some((n) => n > 0)
+        : async () => (await this.runBatch(BATCH_SIZE)) > 0;
+    this.worker = new PollingLoop(pump, {
       pollMs: () => this.pollMs,
       // Idle: 200 ms, 400, 800, … up to 2 s between empty polls (issue 15). This process's own
       // jobs kick or wake the loop, so only another process's (or a restart's) wait that long.

@@ -295,7 +295,30 @@ describe(`durable jobs (${STORE})`, () => {
     }
   });
 
-  it('stop() waits for the job in progress and starts no other', async () => {
+  it.skipIf(STORE !== 'postgres')('on PostgreSQL claims due jobs side by side, each once, each in its own transaction', async () => {
+    let running = 0;
+    let most = 0;
+    const ran: string[] = [];
+    jobs.register('test.side', async ({ job }) => {
+      running += 1;
+      most = Math.max(most, running);
+      await sleep(200);
+      running -= 1;
+      ran.push(job.id);
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i += 1) ids.push(await schedule('test.side', t.clock.nowMs()));
+    jobs.start();
+    await waitFor(() => ran.length === 8, 5_000);
+    await jobs.stop();
+    expect(most).toBe(4);
+    expect([...ran].sort()).toEqual([...ids].sort());
+  });
+
+  it('stop() waits for the jobs in progress and starts no other', async () => {
+    // SQLite runs one job at a time here (a batch stops when the loop stops); PostgreSQL
+    // claims up to 4 side by side, each in its own transaction.
+    const sideBySide = STORE === 'postgres' ? 4 : 1;
     let started = 0;
     let finished = 0;
     jobs.register('test.slow', async ({ trx, job, nowMs }) => {
@@ -304,21 +327,24 @@ describe(`durable jobs (${STORE})`, () => {
       await emitEvent(trx, job.platformId!, iso(nowMs), { type: 'TEST.SLOW', resourceId: job.id, data: null });
       finished += 1;
     });
-    for (let i = 0; i < 3; i += 1) await schedule('test.slow', t.clock.nowMs());
+    const total = 6;
+    for (let i = 0; i < total; i += 1) await schedule('test.slow', t.clock.nowMs());
     jobs.start();
-    await waitFor(() => started === 1);
+    await waitFor(() => started >= 1);
     await jobs.stop();
 
-    expect(finished).toBe(1);
-    expect(started).toBe(1);
-    expect(await listEvents(t.store.db, platformId, { type: 'TEST.SLOW' })).toHaveLength(1);
+    expect(started).toBeGreaterThanOrEqual(1);
+    expect(started).toBeLessThanOrEqual(sideBySide);
+    expect(finished).toBe(started);
+    expect(await listEvents(t.store.db, platformId, { type: 'TEST.SLOW' })).toHaveLength(started);
     const pending = await t.store.db.selectFrom('jobs').select('id').where('kind', '=', 'test.slow').where('status', '=', 'pending').execute();
-    expect(pending).toHaveLength(2);
+    expect(pending).toHaveLength(total - started);
 
     // Stopped means stopped: scheduling does not wake it.
+    const before = started;
     await schedule('test.slow', t.clock.nowMs());
     await sleep(300);
-    expect(started).toBe(1);
+    expect(started).toBe(before);
   });
 });
 
