@@ -1,7 +1,7 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB, ListTables, QuotesTable } from '../../kernel/db/schema.js';
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
-import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
+import { prepared, preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
 export type QuoteRow = Selectable<QuotesTable>;
 type Db = Kysely<DB> | Transaction<DB>;
@@ -27,6 +27,21 @@ export async function findQuoteByTransaction(db: Db, platformId: string, transac
 /** Move a quote from one status to another; false when it was no longer in `from`. */
 export async function updateQuoteStatus(db: Db, platformId: string, id: string, from: string, set: Updateable<QuotesTable>): Promise<boolean> {
   return (await updateWithStatus(db, set, [platformId, id, from])) === 1;
+}
+
+const moveStatus = prepared<{ platformId: string; id: string; to: string; at: string }>((db, p) =>
+  db
+    .updateTable('quotes')
+    .set({ status: p('to'), updated_at: p('at') })
+    .where('platform_id', '=', p('platformId'))
+    .where('id', '=', p('id'))
+    .where('status', 'in', ['PENDING', 'PROCESSING', 'COMPLETED'])
+    .where('status', '!=', p('to')),
+);
+
+/** Move a quote that is PENDING, PROCESSING or COMPLETED (and not `to` already) to `to`, in one statement. */
+export async function moveQuoteStatus(db: Db, platformId: string, id: string, to: string, at: string): Promise<void> {
+  await moveStatus.execute(db, { platformId, id, to, at });
 }
 
 export interface QuoteFilter extends Pick<TimeRange, 'createdAfter' | 'createdBefore'> {

@@ -12,7 +12,7 @@ import { emitBalanceUpdates, openHoldingAccounts } from '../internal-accounts/se
 import { holdingAccountsOf } from '../internal-accounts/store.js';
 import { findCurrency } from '../../kernel/currencies.js';
 import { ensureClearingAccount, ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
-import { updateQuoteStatus } from '../quotes/store.js';
+import { moveQuoteStatus, updateQuoteStatus } from '../quotes/store.js';
 import type { Refund } from './schemas.js';
 import { findTransaction, insertTransaction, type TransactionRow, updateTransaction } from './store.js';
 import { transactionView } from './views.js';
@@ -144,11 +144,7 @@ async function refreshed(trx: Trx, row: TransactionRow): Promise<TransactionRow>
 }
 
 async function setQuoteStatus(trx: Trx, row: TransactionRow, to: 'PROCESSING' | 'COMPLETED' | 'FAILED', at: string): Promise<void> {
-  if (!row.quote_id) return;
-  for (const from of ['PENDING', 'PROCESSING', 'COMPLETED']) {
-    if (from === to) continue;
-    if (await updateQuoteStatus(trx, row.platform_id, row.quote_id, from, { status: to, updated_at: at })) return;
-  }
+  if (row.quote_id) await moveQuoteStatus(trx, row.platform_id, row.quote_id, to, at);
 }
 
 // ---- Start ----------------------------------------------------------------------------
@@ -183,11 +179,25 @@ export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: N
   return row;
 }
 
-/** Write a starting transaction: over its PENDING row when the quote created one (keeping its createdAt), else new. */
-async function writeStarted(trx: Trx, row: TransactionRow): Promise<void> {
+/**
+ * Write a starting transaction: over its PENDING row when the quote created one (keeping its
+ * createdAt), else new. With `deferUpdate`, an existing row is not written yet (the caller
+ * writes it once, whole, when the money has moved: one write per state change); answers
+ * whether it still has to be.
+ */
+async function writeStarted(trx: Trx, row: TransactionRow, deferUpdate = false): Promise<boolean> {
   const existing = await findTransaction(trx, row.platform_id, row.id);
-  if (!existing) return insertTransaction(trx, row);
+  if (!existing) {
+    await insertTransaction(trx, row);
+    return false;
+  }
   row.created_at = existing.created_at;
+  if (deferUpdate) return true;
+  await writeWhole(trx, row);
+  return false;
+}
+
+async function writeWhole(trx: Trx, row: TransactionRow): Promise<void> {
   const { id, platform_id, ...rest } = row;
   await updateTransaction(trx, platform_id, id, rest);
 }
@@ -226,8 +236,9 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
     return row;
   }
 
-  // The transaction row first: ledger entries reference it.
-  await writeStarted(trx, row);
+  // A new transaction's row first (ledger entries reference it); a PENDING one is written
+  // once, below, when the money has moved.
+  const unwritten = await writeStarted(trx, row, true);
   const total = Number(row.sent_amount);
   let entry: PostedEntry;
   try {
@@ -278,11 +289,13 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
     row.expected_settlement_at = expected.expectedSettlementAt;
     row.settlement_timeline_seconds = expected.settlementTimelineSeconds;
   }
-  await updateTransaction(trx, row.platform_id, row.id, {
-    hold_entry_id: entry.id,
-    expected_settlement_at: row.expected_settlement_at,
-    settlement_timeline_seconds: row.settlement_timeline_seconds,
-  });
+  if (unwritten) await writeWhole(trx, row);
+  else
+    await updateTransaction(trx, row.platform_id, row.id, {
+      hold_entry_id: entry.id,
+      expected_settlement_at: row.expected_settlement_at,
+      settlement_timeline_seconds: row.settlement_timeline_seconds,
+    });
   await setQuoteStatus(trx, row, 'PROCESSING', now.at);
   await emitTx(trx, row, incoming ? 'PENDING' : 'PROCESSING', now.at);
   await schedule(trx, deps, row, 'SETTLE', now.ms + outcome.settleAfterMs, now.at);
