@@ -9,13 +9,13 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 // the ids and timestamps, which no dictionary can predict.
 //
 // Format of `events.body`: one version byte, then the compressed UTF-8 JSON. Version 1 uses
-// DICTIONARY_V1 below. A dictionary can never change once rows are written with it: a new
+// DICTIONARY_V1 below, a 4 KB window (windowBits 12) and memLevel 4. A dictionary can never change once rows are written with it: a new
 // one gets a new version byte, and the old stays here to read old rows. Rows written before
 // bodies existed have `body` NULL and the JSON in `payload`; both read through `payloadText`.
 
 const V1 = 1;
 
-// Most useful last: DEFLATE finds matches at a shorter distance cheaper.
+// Under 4 KB (it must fit the window). Most useful last: DEFLATE finds matches at a shorter distance cheaper.
 const DICTIONARY_V1 = Buffer.from(
   [
     '"fundingPaymentInstructions":[{"instructionsNotes":"Sandbox coordinates: no real money moves. Send by ACH, wire or RTP to the account and routing number below. Quote the reference UMA-',
@@ -35,9 +35,17 @@ const DICTIONARY_V1 = Buffer.from(
 
 const DICTIONARIES: Record<number, Buffer> = { [V1]: DICTIONARY_V1 };
 
+/** The dictionary's size (it must stay within the window less DEFLATE's 262-byte lookahead). */
+export const DICTIONARY_V1_BYTES = DICTIONARY_V1.length;
+
+// A 4 KB window (the dictionary fits in it; a payload rarely refers further back) and a small
+// hash: setting up a default 32 KB stream per event cost three times the compression itself.
+const WINDOW_BITS = 12;
+const MEM_LEVEL = 4;
+
 /** The stored form of a payload's JSON text. */
 export function packPayload(json: string): Buffer {
-  const packed = deflateRawSync(json, { dictionary: DICTIONARY_V1, level: 3 });
+  const packed = deflateRawSync(json, { dictionary: DICTIONARY_V1, level: 3, windowBits: WINDOW_BITS, memLevel: MEM_LEVEL });
   const out = Buffer.allocUnsafe(packed.length + 1);
   out[0] = V1;
   packed.copy(out, 1);
@@ -48,7 +56,7 @@ export function packPayload(json: string): Buffer {
 export function unpackPayload(body: Uint8Array): string {
   const dictionary = DICTIONARIES[body[0]!];
   if (!dictionary) throw new Error(`event body of unknown version ${body[0]}`);
-  return inflateRawSync(body.subarray(1), { dictionary }).toString('utf8');
+  return inflateRawSync(body.subarray(1), { dictionary, windowBits: WINDOW_BITS }).toString('utf8');
 }
 
 /** An event row's payload as JSON text, whichever way it was stored. */
