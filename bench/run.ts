@@ -6,8 +6,15 @@
 //   bare      a bare node:http server with a fixed small JSON body (bench/bare-server.mjs): the machine's limit
 //   lookup    GET  /2025-10-13/receiver/external-account/{id}?customerId=…
 //   customer  GET  /2025-10-13/customers/{id}
+//   list      GET  /2025-10-13/customers (first page), list-deep: a page far into it (cursor)
+//   transactions GET /2025-10-13/transactions (first page)
+//   create    POST /2025-10-13/customers
 //   payment   POST /2025-10-13/quotes with immediatelyExecute: true (one payment flow per request)
-// It reports requests/s, p50, p99, errors and the ratio to the bare server, start-up time to
+// The bare server is measured again before the first service scenario and after each one,
+// and each scenario's ratio uses the mean of the bare runs on either side of it. With
+// --seed N the bench platform gets N customers and N transactions (bench/seed.ts, in SQL)
+// before the measured start. It reports requests/s, p50, p99, errors, CPU per request and
+// the ratio to the bare server, start-up time to
 // /healthz on an existing database, resident memory after warm-up and after the run, checks
 // the ledger invariants on the server's database after the payment flow, prints a table
 // and writes bench/results/<date>-<store>.json. Any non-2xx, connection error, broken
@@ -25,7 +32,9 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { encodeCursor } from '../src/kernel/pagination.js';
 import { formatProfileSummary, summarizeCpuProfile, type ProfileSummary } from './cpu-profile.js';
+import { countsIn, idDeepIn, seedDatabase, type SeedResult } from './seed.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The project root, whether this runs as bench/run.ts (tsx) or as dist/bench/run.js (npm run build compiles bench/ too). */
@@ -37,7 +46,7 @@ const FLOW_AMOUNT = 1_000;
 /** Largest single sandbox funding (docs/sandbox.md). */
 const MAX_FUNDING = 100_000_000_000;
 
-const SCENARIOS = ['bare', 'lookup', 'customer', 'list', 'create', 'payment'] as const;
+const SCENARIOS = ['bare', 'lookup', 'customer', 'list', 'list-deep', 'transactions', 'create', 'payment'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const LABELS: Record<ScenarioName, string> = {
@@ -45,6 +54,8 @@ const LABELS: Record<ScenarioName, string> = {
   lookup: 'GET /receiver/external-account/{id}',
   customer: 'GET /customers/{id}',
   list: 'GET /customers (first page, totalCount)',
+  'list-deep': 'GET /customers?cursor= (a page 90 % deep)',
+  transactions: 'GET /transactions (first page, totalCount)',
   create: 'POST /customers (one name: generated UMA addresses)',
   payment: 'payment flow: POST /quotes immediatelyExecute',
 };
@@ -69,6 +80,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --connections <n>         Concurrent connections (default 32)
   --scenarios <list>        Comma list of ${SCENARIOS.join(', ')} (default all)
   --warmup <s>              Warm-up seconds per scenario before measuring (default 2; 0 = none)
+  --seed <n>                Before the measured start, add n customers and n transactions to
+                            the bench platform directly in SQL (bench/seed.ts; default 0)
   --out <dir>               Directory of the results JSON (default bench/results)
   --server dist|bin         dist: build, then node dist/bundle/main.js serve (default);
                             bin: node bin/payments-service.js serve (sources through tsx, no build)
@@ -86,6 +99,8 @@ export interface BenchOptions {
   connections: number;
   scenarios: ScenarioName[];
   warmup: number;
+  /** Customers and transactions seeded in SQL before the measured start (0: none). */
+  seed: number;
   out: string;
   server: 'dist' | 'bin';
   build: boolean;
@@ -107,6 +122,7 @@ function parseOptions(argv: string[]): BenchOptions | undefined {
       connections: { type: 'string', default: '32' },
       scenarios: { type: 'string', default: SCENARIOS.join(',') },
       warmup: { type: 'string', default: '2' },
+      seed: { type: 'string', default: '0' },
       out: { type: 'string', default: join(ROOT, 'bench', 'results') },
       server: { type: 'string', default: 'dist' },
       'no-build': { type: 'boolean', default: false },
@@ -139,6 +155,7 @@ function parseOptions(argv: string[]): BenchOptions | undefined {
     // would otherwise run during the next scenario).
     scenarios: SCENARIOS.filter((s) => scenarios.includes(s)),
     warmup: num('warmup', values.warmup, 0, false),
+    seed: num('seed', values.seed.replace(/_/g, ''), 0, true),
     out: resolve(values.out),
     server: values.server,
     build: values.server === 'dist' && !values['no-build'],
@@ -508,12 +525,15 @@ async function postgresStore(baseUrl: string): Promise<BenchStore> {
 // Fixtures, through the API
 
 interface Fixtures {
+  platformId: string;
   customerId: string;
   sourceAccountId: string;
   lookupAccountId: string;
   payeeAccountId: string;
   funded: number;
   auth: string;
+  /** The customer 90 % into the platform's list (newest first): the list-deep scenario's cursor. */
+  deepCustomerId: string;
 }
 
 async function call(port: number, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: unknown; text: string }> {
@@ -538,11 +558,17 @@ async function expectStatus(p: Promise<{ status: number; json: unknown; text: st
   return r.json as Record<string, unknown>;
 }
 
-async function createFixtures(port: number, adminKey: string, fundAmount: number): Promise<Fixtures> {
+/** The bench platform and its credentials (made on the first start, so a seed can fill it before the measured one). */
+async function createPlatform(port: number, adminKey: string): Promise<{ platformId: string; auth: string }> {
   const admin = { authorization: `Bearer ${adminKey}` };
   const created = await expectStatus(call(port, 'POST', '/admin/platforms', { name: 'Bench platform', skipVerificationPaperwork: true }, admin), 201, 'POST /admin/platforms');
   const cred = created.credentials as { clientId: string; clientSecret: string };
-  const auth = `Basic ${Buffer.from(`${cred.clientId}:${cred.clientSecret}`).toString('base64')}`;
+  const platformId = (created.platform as { id: string }).id;
+  return { platformId, auth: `Basic ${Buffer.from(`${cred.clientId}:${cred.clientSecret}`).toString('base64')}` };
+}
+
+async function createFixtures(port: number, platform: { platformId: string; auth: string }, fundAmount: number): Promise<Omit<Fixtures, 'deepCustomerId'>> {
+  const auth = platform.auth;
   const h = { authorization: auth };
 
   const terms = (await expectStatus(call(port, 'GET', `${V}/customers/end-user-terms`, undefined, h), 200, 'GET /customers/end-user-terms')) as { version: string };
@@ -588,7 +614,7 @@ async function createFixtures(port: number, adminKey: string, fundAmount: number
     201,
     'POST /customers/external-accounts (USD)',
   );
-  return { customerId, sourceAccountId: usd.id, lookupAccountId: lookupAccount.id as string, payeeAccountId: payee.id as string, funded, auth };
+  return { platformId: platform.platformId, customerId, sourceAccountId: usd.id, lookupAccountId: lookupAccount.id as string, payeeAccountId: payee.id as string, funded, auth };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -611,6 +637,10 @@ function targetOf(name: ScenarioName, serverPort: number, barePort: number, f: F
       return { port: serverPort, method: 'GET', path: `${V}/customers/${encodeURIComponent(f.customerId)}` };
     case 'list':
       return { port: serverPort, method: 'GET', path: `${V}/customers` };
+    case 'list-deep':
+      return { port: serverPort, method: 'GET', path: `${V}/customers?cursor=${encodeURIComponent(encodeCursor(f.deepCustomerId))}` };
+    case 'transactions':
+      return { port: serverPort, method: 'GET', path: `${V}/transactions` };
     case 'create':
       // Every request the same body: the generated UMA addresses share one name, so their
       // random parts collide at the birthday rate; none may answer 409 (issue 15).
@@ -642,8 +672,17 @@ export interface ScenarioResult {
   durationS: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
   errors: { non2xx: number; connection: number; timeouts: number; total: number; statusCodes: Record<string, number> };
-  /** rps / the bare server's rps in this run. */
+  /**
+   * rps / the bare server's rps measured next to this scenario (the mean of the bare runs
+   * just before and just after it); for the bare row 1.
+   */
   ratioToBare: number | null;
+  /**
+   * The bare server next to this scenario: the mean of the bare run just before it and the
+   * one just after it (req/s and CPU µs per request), and those two runs. For the bare row:
+   * the mean, fastest and slowest of all its runs.
+   */
+  bare?: { rps: number; cpuUsPerRequest: number | null; runs: Array<{ rps: number; cpuUsPerRequest: number | null }>; minRps?: number; maxRps?: number };
   /**
    * CPU time (user + system, /proc/<pid>/stat) the serving process(es) spent per completed
    * request during the scenario, in microseconds; for the payment flow it includes the
@@ -705,6 +744,12 @@ export interface BenchResult {
   git: { commit: string | null; dirty: boolean | null };
   database: string;
   startup: { firstStartMs: number; firstStopMs: number; restartMs: number };
+  /** With --seed: what was seeded, how long it took, the kept counts against count(*), and the database's size after it. */
+  seed: SeedResult | null;
+  /** After the fixtures, before any load: the lists' totalCount through the API against the platform's rows. */
+  listCheck: ListCheck;
+  /** Every run of the bare server, in order (before the first service scenario, then after each one). */
+  bareRuns: Array<{ after: string | null; rps: number; requests: number; cpuUsPerRequest: number | null; latencyMs: ScenarioResult['latencyMs']; errors: number }>;
   rssMb: { afterWarmup: Array<{ role: string; pid: number; mb: number | null }>; afterRun: Array<{ role: string; pid: number; mb: number | null }> };
   scenarios: ScenarioResult[];
   invariants: InvariantReport | null;
@@ -712,6 +757,17 @@ export interface BenchResult {
   stop: { code: number | null; signal: string | null; stopMs: number } | null;
   cpuProfiles?: ProfileSummary[];
 }
+
+/** After the fixtures: each list's totalCount through the API against its rows (count(*)) in the database. */
+interface ListCheck {
+  customers: { totalCount: number; rows: number; expected: number };
+  transactions: { totalCount: number; rows: number };
+  ok: boolean;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+/** The mean of the values when every one is known, else null. */
+const meanOrNull = (xs: Array<number | null>) => (xs.length > 0 && xs.every((x) => x !== null) ? mean(xs as number[]) : null);
 
 export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const started = new Date();
@@ -739,10 +795,27 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     // The server runs with the Node options `npm start` gives it (package.json config.serverNodeOptions).
     const spec: StartSpec = { args: [entry, 'serve'], env, port, processes: opts.processes, log, logFile, nodeArgs: serverNodeOptions() };
 
-    // Start-up: once on the empty store (migrations, bootstrap), stop, then again on the existing database: that second one is the figure.
+    // Start-up: once on the empty store (migrations, bootstrap; the bench platform is made
+    // then), stop, [seed,] then again on the existing database: that second one is the figure.
     const first = await startServer(spec);
+    let platform: { platformId: string; auth: string };
+    try {
+      platform = await createPlatform(port, adminKey);
+    } catch (err) {
+      await first.stop();
+      throw err;
+    }
     const firstStop = await first.stop();
     if (firstStop.code !== 0) throw new Error(`the first server start stopped with code ${firstStop.code} (signal ${firstStop.signal}); log:\n${tail(logFile)}`);
+    let seeded: SeedResult | undefined;
+    if (opts.seed > 0) {
+      progress(`seeding ${opts.seed.toLocaleString('en-US')} customers and ${opts.seed.toLocaleString('en-US')} transactions for ${platform.platformId}`);
+      seeded = await seedDatabase(store.url, platform.platformId, opts.seed);
+      progress(
+        `seeded in ${round(seeded.seedMs / 1000, 2)} s (customers ${round(seeded.customersMs / 1000, 2)} s, transactions ${round(seeded.transactionsMs / 1000, 2)} s); database ${seeded.databaseBytes === null ? '?' : `${round(seeded.databaseBytes / 2 ** 20)} MB`}; kept counts ${seeded.countsExact ? 'exact' : 'WRONG'}`,
+      );
+      if (!seeded.countsExact) failures.push(`seed: kept counts differ from count(*): ${JSON.stringify(seeded.counts)}`);
+    }
     if (opts.cpuProf) mkdirSync(opts.cpuProf, { recursive: true });
     const profBefore = opts.cpuProf ? new Set(readdirSync(opts.cpuProf)) : new Set<string>();
     server = await startServer({ ...spec, ...(opts.cpuProf ? { nodeArgs: [...(spec.nodeArgs ?? []), '--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] } : {}) });
@@ -752,8 +825,28 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     bare = await startBare(log);
     // Enough money for every flow the run could possibly make (far above what 2 cores can do).
     const maxFlows = Math.ceil((opts.duration + opts.warmup) * 20_000) + 10;
-    const fixtures = await createFixtures(port, adminKey, opts.scenarios.includes('payment') ? maxFlows * FLOW_AMOUNT : FLOW_AMOUNT);
-    progress(`fixtures: customer ${fixtures.customerId}, funded ${fixtures.funded} USD minor units`);
+    const made = await createFixtures(port, platform, opts.scenarios.includes('payment') ? maxFlows * FLOW_AMOUNT : FLOW_AMOUNT);
+    progress(`fixtures: customer ${made.customerId}, funded ${made.funded} USD minor units`);
+    const deepCustomerId = (await idDeepIn(store.url, 'customers', made.platformId, 0.9)) ?? made.customerId;
+    const fixtures: Fixtures = { ...made, deepCustomerId };
+
+    // The lists' totalCount (kept counts) against the rows, before any load adds to them:
+    // the platform's customers are the seeded ones and the fixture customer.
+    let listCheck: ListCheck | undefined;
+    {
+      const rows = await countsIn(store.url, made.platformId);
+      const customers = await expectStatus(call(port, 'GET', `${V}/customers`, undefined, { authorization: fixtures.auth }), 200, 'GET /customers');
+      const transactions = await expectStatus(call(port, 'GET', `${V}/transactions`, undefined, { authorization: fixtures.auth }), 200, 'GET /transactions');
+      const expected = opts.seed + 1;
+      listCheck = {
+        customers: { totalCount: Number(customers.totalCount), rows: rows.customers.liveRows, expected },
+        transactions: { totalCount: Number(transactions.totalCount), rows: rows.transactions.rows },
+        ok: false,
+      };
+      listCheck.ok =
+        listCheck.customers.totalCount === expected && listCheck.customers.rows === expected && listCheck.transactions.totalCount === listCheck.transactions.rows && listCheck.transactions.rows >= opts.seed;
+      if (!listCheck.ok) failures.push(`list totalCount check failed (customers: seeded ${opts.seed} + 1 fixture): ${JSON.stringify(listCheck)}`);
+    }
 
     // Each scenario answers 2xx before any load.
     for (const name of opts.scenarios) {
@@ -772,12 +865,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     const pidsToMeasure = server.pids;
     const afterWarmup = pidsToMeasure.map((p) => ({ ...p, mb: rssMb(p.pid) }));
 
-    const scenarios: ScenarioResult[] = [];
     let invariants: InvariantReport | null = null;
-    for (const name of opts.scenarios) {
-      const t = targetOf(name, port, bare.port, fixtures);
+    const measure = async (name: ScenarioName): Promise<ScenarioResult> => {
+      const t = targetOf(name, port, bare!.port, fixtures);
       progress(`${name}: ${opts.connections} connections, ${opts.duration} s`);
-      const measured = name === 'bare' ? [bare.pid] : server.pids.filter((p) => p.role !== 'primary').map((p) => p.pid);
+      const measured = name === 'bare' ? [bare!.pid] : server!.pids.filter((p) => p.role !== 'primary').map((p) => p.pid);
       const cpuBefore = measured.map(cpuMs);
       const r = await load(t, fixtures.auth, opts.connections, opts.duration);
       const cpuAfter = measured.map(cpuMs);
@@ -798,16 +890,72 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       };
       if (errors.total > 0) {
         res.sampleError = await replay(t, fixtures.auth);
-        failures.push(`${name}: ${errors.total} errors (non-2xx ${errors.non2xx} ${JSON.stringify(errors.statusCodes)}, connection ${errors.connection}, timeouts ${errors.timeouts}); e.g. ${res.sampleError}`);
+        failures.push(`${name}${name === 'bare' ? ` (after ${bareRuns.at(-1)?.after ?? 'nothing'})` : ''}: ${errors.total} errors (non-2xx ${errors.non2xx} ${JSON.stringify(errors.statusCodes)}, connection ${errors.connection}, timeouts ${errors.timeouts}); e.g. ${res.sampleError}`);
       }
-      scenarios.push(res);
+      return res;
+    };
+
+    // The bare server is measured before the first service scenario and again after each
+    // one, for the same duration: each scenario's ratio uses the mean of the bare runs on
+    // either side of it, measured within seconds of it, so a change of the machine's load
+    // during the run moves both sides of the ratio.
+    const withBare = opts.scenarios.includes('bare');
+    const bareRuns: BenchResult['bareRuns'] = [];
+    const bareResults: ScenarioResult[] = [];
+    const measureBare = async (after: string | null) => {
+      const r = await measure('bare');
+      bareResults.push(r);
+      bareRuns.push({ after, rps: r.rps, requests: r.requests, cpuUsPerRequest: r.cpuUsPerRequest, latencyMs: r.latencyMs, errors: r.errors.total });
+      return r;
+    };
+    const serviceResults: ScenarioResult[] = [];
+    if (withBare) await measureBare(null);
+    for (const name of opts.scenarios) {
+      if (name === 'bare') continue;
+      const before = bareResults.at(-1);
+      const res = await measure(name);
       if (name === 'payment') {
         invariants = await store.checkInvariants();
         if (!invariants.ok) failures.push(`ledger invariants broken: ${JSON.stringify({ unbalanced: invariants.unbalancedEntries, balances: invariants.balanceMismatches, negative: invariants.negativeBalances, currency: invariants.currencyMismatches })}`);
       }
+      if (withBare) {
+        const after = await measureBare(name);
+        const runs = [before!, after].map((b) => ({ rps: b.rps, cpuUsPerRequest: b.cpuUsPerRequest }));
+        const bareRps = mean(runs.map((b) => b.rps));
+        const cpu = meanOrNull(runs.map((b) => b.cpuUsPerRequest));
+        res.bare = { rps: round(bareRps, 0), cpuUsPerRequest: cpu === null ? null : round(cpu, 0), runs };
+        res.ratioToBare = bareRps > 0 ? round(res.rps / bareRps, 3) : null;
+      }
+      serviceResults.push(res);
     }
-    const bareRps = scenarios.find((s) => s.name === 'bare')?.rps;
-    for (const s of scenarios) s.ratioToBare = bareRps ? round(s.rps / bareRps, 3) : null;
+    const scenarios: ScenarioResult[] = [];
+    if (withBare) {
+      // The bare row: the mean of every bare run (latency: the mean of their percentiles).
+      const m = (f: (r: ScenarioResult) => number) => round(mean(bareResults.map(f)), 1);
+      const cpu = meanOrNull(bareResults.map((r) => r.cpuUsPerRequest));
+      const errs = bareResults.map((r) => r.errors);
+      const statusCodes: Record<string, number> = {};
+      for (const e of errs) for (const [k, v] of Object.entries(e.statusCodes)) statusCodes[k] = (statusCodes[k] ?? 0) + v;
+      const sum = (f: (e: ScenarioResult['errors']) => number) => errs.reduce((a, e) => a + f(e), 0);
+      scenarios.push({
+        ...bareResults[0]!,
+        rps: round(mean(bareResults.map((r) => r.rps)), 0),
+        requests: bareResults.reduce((a, r) => a + r.requests, 0),
+        durationS: round(bareResults.reduce((a, r) => a + r.durationS, 0), 2),
+        latencyMs: { p50: m((r) => r.latencyMs.p50), p90: m((r) => r.latencyMs.p90), p99: m((r) => r.latencyMs.p99), max: Math.max(...bareResults.map((r) => r.latencyMs.max)), mean: m((r) => r.latencyMs.mean) },
+        errors: { non2xx: sum((e) => e.non2xx), connection: sum((e) => e.connection), timeouts: sum((e) => e.timeouts), total: sum((e) => e.total), statusCodes },
+        ratioToBare: 1,
+        cpuUsPerRequest: cpu === null ? null : round(cpu, 0),
+        bare: {
+          rps: round(mean(bareResults.map((r) => r.rps)), 0),
+          cpuUsPerRequest: cpu === null ? null : round(cpu, 0),
+          runs: bareResults.map((r) => ({ rps: r.rps, cpuUsPerRequest: r.cpuUsPerRequest })),
+          minRps: Math.min(...bareResults.map((r) => r.rps)),
+          maxRps: Math.max(...bareResults.map((r) => r.rps)),
+        },
+      });
+    }
+    scenarios.push(...serviceResults);
     const afterRun = pidsToMeasure.map((p) => ({ ...p, mb: rssMb(p.pid) }));
 
     const stopped = await server.stop();
@@ -828,12 +976,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       date: started.toISOString(),
       store: opts.store,
       processes: opts.processes,
-      options: { store: opts.store, processes: opts.processes, duration: opts.duration, connections: opts.connections, scenarios: opts.scenarios, warmup: opts.warmup, server: opts.server, build: opts.build, cpuProf: opts.cpuProf, strict: opts.strict, keep: opts.keep },
+      options: { store: opts.store, processes: opts.processes, duration: opts.duration, connections: opts.connections, scenarios: opts.scenarios, warmup: opts.warmup, seed: opts.seed, server: opts.server, build: opts.build, cpuProf: opts.cpuProf, strict: opts.strict, keep: opts.keep },
       serverNodeOptions: spec.nodeArgs ?? [],
       machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGb: round(totalmem() / 2 ** 30), loadavgBefore: loadBefore, loadavgAfter: loadavg().map((n) => round(n, 2)) },
       git: gitDescribe(),
       database: store.describe,
       startup,
+      seed: seeded ?? null,
+      listCheck: listCheck!,
+      bareRuns,
       rssMb: { afterWarmup: afterWarmup.map(({ role, pid, mb }) => ({ role, pid, mb })), afterRun: afterRun.map(({ role, pid, mb }) => ({ role, pid, mb })) },
       scenarios,
       invariants,
@@ -894,12 +1045,13 @@ export function formatReport(r: BenchResult): string {
   const lines: string[] = [];
   const o = r.options;
   lines.push(
-    `Payments Service benchmark: ${r.store}, ${r.processes} server process${r.processes > 1 ? 'es (node:cluster)' : ''}, ${o.connections} connections, ${o.duration} s per scenario (warm-up ${o.warmup} s), server ${o.server}`,
+    `Payments Service benchmark: ${r.store}, ${r.processes} server process${r.processes > 1 ? 'es (node:cluster)' : ''}, ${o.connections} connections, ${o.duration} s per scenario (warm-up ${o.warmup} s), server ${o.server}${o.seed ? `, seeded with ${o.seed.toLocaleString('en-US')} customers and transactions` : ''}`,
   );
   lines.push(`node ${r.machine.node}, ${r.machine.cpus} CPUs (${r.machine.cpuModel}), load average ${r.machine.loadavgBefore.join(' ')} before, ${r.machine.loadavgAfter.join(' ')} after`);
   if (r.serverNodeOptions?.length) lines.push(`server Node options (package.json config.serverNodeOptions, as npm start): ${r.serverNodeOptions.join(' ')}`);
   lines.push('');
-  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× bare', 'CPU µs/req'];
+  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× bare', 'CPU µs/req', 'bare req/s', 'bare CPU µs/req'];
+  const cpu = (v: number | null | undefined) => (v === null || v === undefined ? '–' : String(v));
   const rows = r.scenarios.map((s) => [
     s.label,
     `${s.rps.toLocaleString('en-US')}${s.name === 'payment' ? ' flows/s' : ''}`,
@@ -907,12 +1059,30 @@ export function formatReport(r: BenchResult): string {
     String(s.latencyMs.p99),
     String(s.errors.total),
     s.ratioToBare === null ? '–' : s.ratioToBare.toFixed(3),
-    s.cpuUsPerRequest === null || s.cpuUsPerRequest === undefined ? '–' : String(s.cpuUsPerRequest),
+    cpu(s.cpuUsPerRequest),
+    // The bare figures next to the scenario (mean of the runs before and after); for the bare row, its slowest–fastest run.
+    !s.bare ? '–' : s.name === 'bare' ? `${(s.bare.minRps ?? 0).toLocaleString('en-US')}–${(s.bare.maxRps ?? 0).toLocaleString('en-US')}` : s.bare.rps.toLocaleString('en-US'),
+    !s.bare ? '–' : s.name === 'bare' ? `${s.bare.runs.length} runs` : cpu(s.bare.cpuUsPerRequest),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const fmt = (row: string[]) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   lines.push(fmt(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt));
+  if (r.bareRuns.length > 0) {
+    lines.push(
+      `× bare: req/s ÷ the mean of the bare runs just before and just after the scenario (bare req/s and bare CPU µs/req are that mean; the bare row is the mean of all ${r.bareRuns.length} bare runs, its range slowest–fastest)`,
+    );
+  }
   lines.push('');
+  if (r.seed) {
+    const sd = r.seed;
+    lines.push(
+      `seed: ${sd.customers.toLocaleString('en-US')} customers + ${sd.transactions.toLocaleString('en-US')} transactions in SQL in ${round(sd.seedMs / 1000, 2)} s (customers ${round(sd.customersMs / 1000, 2)} s, transactions ${round(sd.transactionsMs / 1000, 2)} s); database ${sd.databaseBytes === null ? '?' : `${round(sd.databaseBytes / 2 ** 20)} MB`} after it; kept counts ${sd.countsExact ? 'exact' : 'WRONG'}`,
+    );
+  }
+  const lc = r.listCheck;
+  lines.push(
+    `list totalCount after the fixtures: GET /customers ${lc.customers.totalCount.toLocaleString('en-US')} (expected ${lc.customers.expected.toLocaleString('en-US')}: ${r.options.seed ? 'seeded + ' : ''}1 fixture), GET /transactions ${lc.transactions.totalCount.toLocaleString('en-US')} (rows ${lc.transactions.rows.toLocaleString('en-US')}): ${lc.ok ? 'exact' : 'WRONG'}`,
+  );
   lines.push(`start-up to 200 /healthz: ${r.startup.restartMs} ms on the existing database (first start, empty database: ${r.startup.firstStartMs} ms; graceful stop: ${r.startup.firstStopMs} ms)`);
   const rss = (list: BenchResult['rssMb']['afterRun']) => list.map((p) => `${p.role} ${p.mb ?? '?'} MB`).join(', ');
   lines.push(`resident memory: after warm-up ${rss(r.rssMb.afterWarmup)}; after the run ${rss(r.rssMb.afterRun)}`);

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 // asserted, only that the run completes, reports every scenario with zero errors, finds
 // the ledger invariants holding and writes its results JSON. The server runs from the
 // sources (--server bin) so the test does not pay for a build. Once per suite: the harness
-// makes its own store, so the PostgreSQL project skips it.
+// makes its own store, so the PostgreSQL project skips it. A second, shorter run seeds 2,000
+// customers and transactions (--seed) and checks what the seed reports and the lists count.
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const STORE = process.env.TEST_STORE ?? 'sqlite';
@@ -17,7 +18,25 @@ const STORE = process.env.TEST_STORE ?? 'sqlite';
 interface Result {
   ok: boolean;
   failures: string[];
-  scenarios: Array<{ name: string; requests: number; rps: number; errors: { total: number } }>;
+  scenarios: Array<{
+    name: string;
+    requests: number;
+    rps: number;
+    errors: { total: number };
+    ratioToBare: number | null;
+    cpuUsPerRequest: number | null;
+    bare?: { rps: number; cpuUsPerRequest: number | null; runs: Array<{ rps: number }> };
+  }>;
+  bareRuns: Array<{ after: string | null; rps: number }>;
+  seed: {
+    customers: number;
+    transactions: number;
+    seedMs: number;
+    databaseBytes: number | null;
+    countsExact: boolean;
+    counts: { customers: { rows: number; kept: number }; transactions: { rows: number; kept: number } };
+  } | null;
+  listCheck: { customers: { totalCount: number; expected: number }; transactions: { totalCount: number; rows: number }; ok: boolean };
   invariants: { ok: boolean } | null;
   startup: { restartMs: number };
   rssMb: { afterRun: Array<{ mb: number | null }> };
@@ -43,14 +62,58 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
       const result = JSON.parse(readFileSync(join(out, files[0]!), 'utf8')) as Result;
       expect(result.failures).toEqual([]);
       expect(result.ok).toBe(true);
-      expect(result.scenarios.map((s) => s.name)).toEqual(['bare', 'lookup', 'customer', 'list', 'create', 'payment']);
+      const services = ['lookup', 'customer', 'list', 'list-deep', 'transactions', 'create', 'payment'];
+      expect(result.scenarios.map((s) => s.name)).toEqual(['bare', ...services]);
+      for (const s of result.scenarios) {
+        expect(s.errors.total, s.name).toBe(0);
+        expect(s.requests, s.name).toBeGreaterThan(0);
+        expect(s.cpuUsPerRequest, s.name).toBeGreaterThan(0);
+      }
+      // The bare server runs before the first service scenario and after each one; each ratio
+      // divides by the mean of the two bare runs around its scenario.
+      expect(result.bareRuns.map((b) => b.after)).toEqual([null, ...services]);
+      for (const [i, s] of result.scenarios.slice(1).entries()) {
+        const around = [result.bareRuns[i]!.rps, result.bareRuns[i + 1]!.rps];
+        expect(s.bare?.runs.map((b) => b.rps), s.name).toEqual(around);
+        expect(s.ratioToBare, s.name).toBeCloseTo(s.rps / ((around[0]! + around[1]!) / 2), 2);
+      }
+      expect(result.seed).toBeNull();
+      expect(result.listCheck.ok).toBe(true);
+      expect(result.listCheck.customers.totalCount).toBe(1);
+      expect(result.invariants?.ok).toBe(true);
+      expect(result.startup.restartMs).toBeGreaterThan(0);
+      expect(result.rssMb.afterRun[0]?.mb).toBeGreaterThan(0);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('--seed fills the bench platform in SQL before the measured start, and the lists count the seeded rows exactly', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'bench-smoke-seed-'));
+    try {
+      const { code, output } = await run(['--server', 'bin', '--duration', '0.5', '--warmup', '0', '--connections', '4', '--seed', '2000', '--scenarios', 'bare,list,list-deep,transactions', '--out', out]);
+      expect(code, output).toBe(0);
+      const files = readdirSync(out).filter((f) => f.endsWith('-sqlite.json'));
+      expect(files, output).toHaveLength(1);
+      const result = JSON.parse(readFileSync(join(out, files[0]!), 'utf8')) as Result;
+      expect(result.failures).toEqual([]);
+      expect(result.seed).toMatchObject({ customers: 2000, transactions: 2000, countsExact: true });
+      expect(result.seed!.counts.customers).toEqual(expect.objectContaining({ rows: 2000, kept: 2000 }));
+      expect(result.seed!.counts.transactions).toEqual(expect.objectContaining({ rows: 2000, kept: 2000 }));
+      expect(result.seed!.seedMs).toBeGreaterThan(0);
+      expect(result.seed!.databaseBytes).toBeGreaterThan(0);
+      // Through the API after the fixtures: the seeded customers and the fixture customer; the
+      // seeded transactions and the fixture's funding.
+      expect(result.listCheck.ok).toBe(true);
+      expect(result.listCheck.customers).toEqual({ totalCount: 2001, rows: 2001, expected: 2001 });
+      expect(result.listCheck.transactions.totalCount).toBe(result.listCheck.transactions.rows);
+      expect(result.listCheck.transactions.totalCount).toBeGreaterThan(2000);
+      expect(result.scenarios.map((s) => s.name)).toEqual(['bare', 'list', 'list-deep', 'transactions']);
       for (const s of result.scenarios) {
         expect(s.errors.total, s.name).toBe(0);
         expect(s.requests, s.name).toBeGreaterThan(0);
       }
-      expect(result.invariants?.ok).toBe(true);
       expect(result.startup.restartMs).toBeGreaterThan(0);
-      expect(result.rssMb.afterRun[0]?.mb).toBeGreaterThan(0);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
