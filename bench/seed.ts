@@ -149,6 +149,8 @@ export async function seedDatabase(databaseUrl: string, platformId: string, coun
         end_user_terms_consent: 'null',
         contact_verification: 'null',
         is_deleted: '0',
+        // As the service writes a customer: its accounts were seen to when it was created.
+        accounts_unchecked: '0',
         created_at: at,
         updated_at: at,
       },

@@ -93,6 +93,12 @@ describe(`start-up on a store of many customers (${STORE})`, () => {
     // And they got their accounts.
     const withAccounts = await four.app.store.db.selectFrom('internal_accounts').select('customer_id').distinct().where('customer_id', 'is not', null).execute();
     expect(withAccounts).toHaveLength(6);
+    // Every customer is checked now; customers the service creates are checked when created.
+    const unchecked = await four.app.store.db.selectFrom('customers').select('id').where('accounts_unchecked', '=', 1).execute();
+    expect(unchecked).toEqual([]);
+    const created = await four.app.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Created Later' });
+    expect(created.statusCode).toBe(201);
+    expect((await four.app.store.db.selectFrom('customers').select('accounts_unchecked').where('id', '=', created.json().id).executeTakeFirstOrThrow()).accounts_unchecked).toBe(0);
     // The next start finds nothing to do again.
     await stop(four.app);
     const again = await start();
@@ -107,5 +113,8 @@ describe(`start-up on a store of many customers (${STORE})`, () => {
     // The accounts (a) are only ever searched with an index; only the owners themselves are scanned.
     expect(details.filter((d) => /\bSCAN a\b/.test(d))).toEqual([]);
     expect(details.filter((d) => /SEARCH a USING (COVERING )?INDEX/.test(d)).length).toBe(2);
+    // And the customers read are only the unchecked ones, from their partial index: not every customer.
+    const customerReads = details.filter((d) => /^(SCAN|SEARCH) c\b/.test(d));
+    expect(customerReads).toEqual(['SCAN c USING INDEX customers_accounts_unchecked']);
   });
 });

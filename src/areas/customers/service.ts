@@ -333,6 +333,8 @@ export function newCustomerRow(platform: PlatformRow, settings: CreateSettings, 
     end_user_terms_consent: body.endUserTermsConsent ? JSON.stringify(body.endUserTermsConsent) : null,
     contact_verification: contact,
     is_deleted: 0,
+    // Its accounts are opened with it (or when its end-user terms arrive): nothing for start-up to check.
+    accounts_unchecked: 0,
     created_at: at,
     updated_at: at,
   };

@@ -64,13 +64,23 @@ export async function platformAccounts(db: Db, platformId: string, f: Omit<Accou
 
 /**
  * Owners that have no holding account at all: platforms and customers that predate the
- * accounts (migration 0003). One query; empty in the steady state. Each `not exists` is one
- * probe of a unique index that starts with the columns it names (`internal_accounts_customer_currency`:
- * platform_id, customer_id, …), so the query is linear in customers, not quadratic (issue 15).
+ * accounts (migration 0003). One query; empty in the steady state. Only customers not yet
+ * checked are read (`accounts_unchecked`, a partial index of just those: issue 15, start-up
+ * no longer reads every customer), and each `not exists` is one probe of a unique index that
+ * starts with the columns it names (`internal_accounts_customer_currency`: platform_id,
+ * customer_id, …).
  */
 export async function ownersWithoutAccounts(db: Db): Promise<Array<{ platform_id: string; customer_id: string | null }>> {
   const rows = await sql.raw<{ platform_id: string; customer_id: string | null }>(OWNERS_WITHOUT_ACCOUNTS_SQL).execute(db);
   return rows.rows;
+}
+
+/**
+ * Every customer unchecked before `ownersWithoutAccounts` read them is checked now: those that
+ * needed accounts got them, the others get them when they may (end-user terms on file).
+ */
+export async function markAccountsChecked(db: Db): Promise<void> {
+  await db.updateTable('customers').set({ accounts_unchecked: 0 }).where('accounts_unchecked', '=', 1).execute();
 }
 
 /** The query of ownersWithoutAccounts (exported so a test can check its plan). */
@@ -79,5 +89,5 @@ export const OWNERS_WITHOUT_ACCOUNTS_SQL = `
       where not exists (select 1 from internal_accounts a where a.platform_id = p.id and a.customer_id is null)
     union all
     select c.platform_id as platform_id, c.id as customer_id from customers c
-      where c.is_deleted = 0 and not exists (select 1 from internal_accounts a where a.platform_id = c.platform_id and a.customer_id = c.id)
+      where c.accounts_unchecked = 1 and c.is_deleted = 0 and not exists (select 1 from internal_accounts a where a.platform_id = c.platform_id and a.customer_id = c.id)
         and (c.end_user_terms_consent is not null or exists (select 1 from platforms rp where rp.id = c.platform_id and rp.regulated = 1))`;

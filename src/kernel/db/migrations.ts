@@ -1332,6 +1332,15 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
     },
     // Issue 15: an event's payload packed in one binary column (kernel/event-bodies.ts).
     // Older rows keep their JSON in `payload` and a NULL `body`; both are read.
+    // Issue 15: start-up looks only at customers nobody has checked for internal accounts
+    // (rows written before, or around the service), not at every customer: a partial index
+    // holds just those. Every existing row is checked once, at the next start.
+    '0027_customer_accounts_check': {
+      async up(db) {
+        await db.schema.alterTable('customers').addColumn('accounts_unchecked', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+        await sql`create index customers_accounts_unchecked on customers (id) where accounts_unchecked = 1`.execute(db);
+      },
+    },
     '0026_event_bodies': {
       async up(db) {
         await db.schema.alterTable('events').addColumn('body', kind === 'postgres' ? 'bytea' : 'blob').execute();

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 // Column conventions, the same on SQLite and PostgreSQL:
 // - timestamps shown to users: ISO 8601 UTC text of the platform's clock (`*_at`);
@@ -129,6 +129,11 @@ export interface CustomersTable {
   /** JSON {email?, phone?}: PENDING | VERIFIED, for providers that mandate it. */
   contact_verification: string | null;
   is_deleted: number;
+  /**
+   * 1 until start-up has checked that the customer holds the internal accounts it may
+   * (migration 0027; `backfillAccounts`). The service writes 0: it opens them itself.
+   */
+  accounts_unchecked: ColumnType<number, number | undefined, number>;
   created_at: string;
   updated_at: string;
 }
