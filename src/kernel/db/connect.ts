@@ -21,6 +21,13 @@ export interface Store {
    * one): a watch on some tables for in-memory caches of their rows. See `ChangeWatch`.
    */
   watch?: (tables: readonly string[]) => ChangeWatch;
+  /**
+   * PostgreSQL only: a watch on writes to some tables made through this process's
+   * connections (any transaction of this store), for caches that live no longer than one
+   * database transaction (TableCache). Other processes' writes are not seen: such a cache
+   * answers what the transaction read first, as a repeatable read would.
+   */
+  localWatch?: (tables: readonly string[]) => ChangeWatch;
   /** How many SQL statements this store has run since it opened (tests and the bench count them per request). */
   statements(): number;
   close(): Promise<void>;
@@ -125,12 +132,18 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         oid === int8 || oid === numeric ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // Count the statements of every connection of the pool (one increment per query).
+  // Count the statements of every connection of the pool (one increment per query), and the
+  // writes per table (localWatch).
   const counted = { n: 0 };
+  const localWrites = new LocalWriteCounter();
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       counted.n += 1;
+      const first = args[0] as string | { text?: unknown } | undefined;
+      const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : undefined;
+      const target = text === undefined ? '*' : writeTargetOf(text);
+      if (target !== null) localWrites.count(target);
       return query(...args);
     };
   });
@@ -148,6 +161,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     db,
     kind: 'postgres',
     statements: () => counted.n,
+    localWatch: (tables) => localWrites.watch(tables),
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
     close: () => db.destroy(),
   });
@@ -282,6 +296,28 @@ class WriteCounter {
           version += 1;
         }
         return version;
+      },
+    };
+  }
+}
+
+/** Counts writes per table made through this process's PostgreSQL connections (Store.localWatch). */
+class LocalWriteCounter {
+  private readonly perTable = new Map<string, number>();
+  private any = 0;
+
+  count(table: string): void {
+    if (table === '*') this.any += 1;
+    else this.perTable.set(table, (this.perTable.get(table) ?? 0) + 1);
+  }
+
+  watch(tables: readonly string[]): ChangeWatch {
+    const names = tables.map((t) => t.toLowerCase());
+    return {
+      version: () => {
+        let sum = this.any;
+        for (const t of names) sum += this.perTable.get(t) ?? 0;
+        return sum;
       },
     };
   }

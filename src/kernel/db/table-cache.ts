@@ -6,9 +6,16 @@ import type { DB } from './schema.js';
 // not changed: on SQLite the store's ChangeWatch says when a row of them may have changed (a
 // write through this store, counted before it runs, so also one inside a transaction that
 // is still open or later rolled back; or a commit of any other connection to the file), and
-// the store's whole cache is dropped then. On PostgreSQL, where other processes write
-// without telling this one, there is no watch and every get() reads. So a cached value is
-// what a read of the tables would answer at that moment.
+// the store's whole cache is dropped then. So a cached value is what a read of the tables
+// would answer at that moment.
+//
+// On PostgreSQL, where other processes write without telling this one, nothing is kept
+// across requests. Within one database transaction (a `get` given a Kysely Transaction) a
+// value is kept for that transaction only, while no write to the tables went through this
+// process (Store.localWatch; the transaction's own writes among them): a payment reads its
+// customer once, not four times (issue 15: each read is a round trip). A value kept so is
+// what the transaction read first, as under repeatable read; reads that must see other
+// transactions' commits lock their rows (`for update`) and do not go through a TableCache.
 
 interface PerStore<K, V> {
   watch: ChangeWatch;
@@ -18,6 +25,8 @@ interface PerStore<K, V> {
 
 export class TableCache<K, V> {
   private readonly stores = new WeakMap<object, PerStore<K, V> | null>();
+  /** PostgreSQL: per open transaction (the Transaction object), its values. */
+  private readonly transactions = new WeakMap<object, PerStore<K, V>>();
 
   constructor(
     private readonly tables: readonly string[],
@@ -29,7 +38,7 @@ export class TableCache<K, V> {
    * kept when `keep` allows it and the tables did not change while it was read.
    */
   async get(db: Kysely<DB>, key: K, load: () => Promise<V>, keep: (v: V) => boolean = () => true): Promise<V> {
-    const c = this.forStore(db);
+    const c = this.forStore(db) ?? this.forTransaction(db);
     if (!c) return load();
     const version = c.watch.version();
     if (version !== c.version) {
@@ -52,6 +61,18 @@ export class TableCache<K, V> {
     const c = this.forStore(db);
     if (!c || c.watch.version() !== c.version || !c.entries.has(key)) return undefined;
     return { value: c.entries.get(key) as V };
+  }
+
+  private forTransaction(db: Kysely<DB>): PerStore<K, V> | null {
+    if (!db.isTransaction) return null;
+    let c = this.transactions.get(db);
+    if (c === undefined) {
+      const watch = storeOf(db)?.localWatch?.(this.tables);
+      if (!watch) return null;
+      c = { watch, version: -1, entries: new Map() };
+      this.transactions.set(db, c);
+    }
+    return c;
   }
 
   private forStore(db: Kysely<DB>): PerStore<K, V> | null {
