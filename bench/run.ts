@@ -426,6 +426,9 @@ function invariantReport(q: Record<keyof typeof INVARIANT_SQL, Rows>): Invariant
   return report;
 }
 
+/** How long the bench waits, after the payment flow, for its settlement backlog to drain. */
+const DRAIN_LIMIT_MS = 60_000;
+
 interface BenchStore {
   /** DATABASE_URL of the server. */
   url: string;
@@ -753,6 +756,8 @@ export interface BenchResult {
   rssMb: { afterWarmup: Array<{ role: string; pid: number; mb: number | null }>; afterRun: Array<{ role: string; pid: number; mb: number | null }> };
   scenarios: ScenarioResult[];
   invariants: InvariantReport | null;
+  /** After the payment flow: settlement jobs pending when the load stopped, and how long (ms) the idle server took to settle them all (null: not within DRAIN_LIMIT_MS). */
+  settlement: { pendingAtEnd: number; drainedMs: number | null; after: InvariantReport } | null;
   targets: Array<{ name: string; target: string; value: string; met: boolean | null }>;
   stop: { code: number | null; signal: string | null; stopMs: number } | null;
   cpuProfiles?: ProfileSummary[];
@@ -866,6 +871,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     const afterWarmup = pidsToMeasure.map((p) => ({ ...p, mb: rssMb(p.pid) }));
 
     let invariants: InvariantReport | null = null;
+    let settlement: BenchResult['settlement'] = null;
     const measure = async (name: ScenarioName): Promise<ScenarioResult> => {
       const t = targetOf(name, port, bare!.port, fixtures);
       progress(`${name}: ${opts.connections} connections, ${opts.duration} s`);
@@ -917,6 +923,17 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       if (name === 'payment') {
         invariants = await store.checkInvariants();
         if (!invariants.ok) failures.push(`ledger invariants broken: ${JSON.stringify({ unbalanced: invariants.unbalancedEntries, balances: invariants.balanceMismatches, negative: invariants.negativeBalances, currency: invariants.currencyMismatches })}`);
+        // Settlement backlog: how long the server takes, with no load, to settle every flow
+        // started (each settles a second after its flow); the invariants again then.
+        const drainStart = performance.now();
+        let drained = invariants;
+        while ((drained.jobsByStatus.pending ?? 0) > 0 && performance.now() - drainStart < DRAIN_LIMIT_MS) {
+          await sleep(250);
+          drained = await store.checkInvariants();
+        }
+        settlement = { pendingAtEnd: invariants.jobsByStatus.pending ?? 0, drainedMs: (drained.jobsByStatus.pending ?? 0) === 0 ? Math.round(performance.now() - drainStart) : null, after: drained };
+        if (!drained.ok) failures.push('ledger invariants broken after the settlement backlog drained');
+        if (settlement.drainedMs === null) failures.push(`settlement backlog not drained within ${DRAIN_LIMIT_MS / 1000} s after the payment flow`);
       }
       if (withBare) {
         const after = await measureBare(name);
@@ -988,6 +1005,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       rssMb: { afterWarmup: afterWarmup.map(({ role, pid, mb }) => ({ role, pid, mb })), afterRun: afterRun.map(({ role, pid, mb }) => ({ role, pid, mb })) },
       scenarios,
       invariants,
+      settlement,
       targets: [],
       stop: { code: stopped.code, signal: stopped.signal, stopMs: round(stopped.stopMs) },
       ...(cpuProfiles ? { cpuProfiles } : {}),
@@ -1090,6 +1108,12 @@ export function formatReport(r: BenchResult): string {
     const i = r.invariants;
     lines.push(
       `ledger invariants after the payment flow: ${i.ok ? 'hold' : 'BROKEN'} (${i.counts.entries} entries, ${i.counts.postings} postings, ${i.counts.balances} balance rows; transactions ${JSON.stringify(i.transactionsByStatus)}, jobs ${JSON.stringify(i.jobsByStatus)})`,
+    );
+  }
+  if (r.settlement) {
+    const st = r.settlement;
+    lines.push(
+      `settlement backlog: ${st.pendingAtEnd} flows pending when the load stopped; ${st.drainedMs === null ? `NOT settled within ${DRAIN_LIMIT_MS / 1000} s` : `all settled ${round(st.drainedMs / 1000, 1)} s later`} (transactions then ${JSON.stringify(st.after.transactionsByStatus)}; invariants ${st.after.ok ? 'hold' : 'BROKEN'})`,
     );
   }
   if (r.stop) lines.push(`stop after the run: exit ${r.stop.code}${r.stop.signal ? ` (${r.stop.signal})` : ''} in ${r.stop.stopMs} ms`);
