@@ -38,6 +38,7 @@ interface Result {
   } | null;
   listCheck: { customers: { totalCount: number; expected: number }; transactions: { totalCount: number; rows: number }; ok: boolean };
   invariants: { ok: boolean } | null;
+  settlement: { pendingAtEnd: number; drainedMs: number | null; after: { ok: boolean; jobsByStatus: Record<string, number> } } | null;
   startup: { restartMs: number };
   rssMb: { afterRun: Array<{ mb: number | null }> };
 }
@@ -81,6 +82,10 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
       expect(result.listCheck.ok).toBe(true);
       expect(result.listCheck.customers.totalCount).toBe(1);
       expect(result.invariants?.ok).toBe(true);
+      // The settlement backlog drained after the payment flow, the invariants holding then too.
+      expect(result.settlement?.drainedMs).toBeGreaterThanOrEqual(0);
+      expect(result.settlement?.after.ok).toBe(true);
+      expect(result.settlement?.after.jobsByStatus.pending ?? 0).toBe(0);
       expect(result.startup.restartMs).toBeGreaterThan(0);
       expect(result.rssMb.afterRun[0]?.mb).toBeGreaterThan(0);
     } finally {
