@@ -139,7 +139,14 @@ export class JobQueue {
     // process) a different job, and no lock is held longer than one job (decisions.md).
     const pump =
       store.kind === 'postgres'
-        ? async () => (await Promise.all(Array.from({ length: PG_CLAIMERS }, () => this.runBatch(1)))).some((n) => n > 0)
+        ? async () => {
+            // One claim first: an idle pass costs one (issue 15: idle statements), a busy one
+            // then runs PG_CLAIMERS side by side.
+            if ((await this.runBatch(1)) === 0) return false;
+            if (this.stopping) return true;
+            await Promise.all(Array.from({ length: PG_CLAIMERS }, () => this.runBatch(1)));
+            return true;
+          }
         : async () => (await this.runBatch(BATCH_SIZE)) > 0;
     this.worker = new PollingLoop(pump, {
       pollMs: () => this.pollMs,

@@ -3,6 +3,9 @@ import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { balanceOf, fund, newCustomer, type QuoteBody, usdExternal } from '../money-helpers.js';
 
+/** Account numbers of the external accounts the cases register (5550100000, 5550101000, …: the last three digits are no sandbox rule). */
+let nextAccount = 99;
+
 // The sandbox counterparty answers for our domain and for the other sandbox domain the
 // reference's examples use (`$success.usd@sandbox.grid.uma.money`, SandboxUmaReceiveRequest):
 // every sandbox local part behaves the same at both, wherever a UMA address is taken.
@@ -96,7 +99,9 @@ describe(`sandbox UMA domains (${STORE})`, () => {
 
   it.each(CASES)('$address as senderUmaAddress of both lookups is a well-formed address (404 USER_NOT_FOUND, not 400)', async ({ address }) => {
     envelope(await t.call('GET', lookupUrl('$success.usd@sandbox.uma.money', `senderUmaAddress=${encodeURIComponent(address)}`)), 404, 'USER_NOT_FOUND');
-    const ext = await usdExternal(t, payer.id, `555000${Math.floor(Math.random() * 900 + 100)}`);
+    // A number of its own per case: the cases share the payer, and an account registered twice is a 409.
+    nextAccount += 1;
+    const ext = await usdExternal(t, payer.id, `5550${nextAccount}000`);
     envelope(await t.call('GET', `/receiver/external-account/${encodeURIComponent(ext)}?senderUmaAddress=${encodeURIComponent(address)}`), 404, 'USER_NOT_FOUND');
   });
 

@@ -114,7 +114,7 @@ export type AgentCreateRequest = Static<typeof AgentCreateRequest>;
 
 export const AgentDeviceCode = Type.Object(
   {
-    code: Type.String({ description: 'The code the agent software redeems (AGENT-XXXX-XXXX-XXXX)' }),
+    code: Type.String({ description: 'The code the agent software redeems: AGENT- then three groups of four characters, e.g. AGENT-7KQ2-M9TD-4HXP' }),
     agentId: Type.String(),
     expiresAt: Type.String({ format: 'date-time', description: '24 hours of the sandbox clock after it was issued' }),
     redeemed: Type.Boolean(),
