@@ -86,7 +86,7 @@ const insertEvent = prepared<{ id: string; platform_id: string; type: string; re
 
 type NewDelivery = Pick<WebhookDeliveriesTable, 'id' | 'platform_id' | 'event_id' | 'event_seq' | 'type' | 'resource_id' | 'status' | 'next_attempt_ms' | 'created_at'>;
 
-export const insertDelivery = prepared<NewDelivery>((db, p) =>
+const insertDelivery = prepared<NewDelivery>((db, p) =>
   db.insertInto('webhook_deliveries').values({
     id: p('id'),
     platform_id: p('platform_id'),

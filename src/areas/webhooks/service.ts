@@ -558,14 +558,15 @@ export async function redeliver(store: Store, clock: Clock, deliverer: WebhookDe
   const db = store.db;
   const platform = await requirePlatform(db, platformId);
   // A delivery row, or an event without one (no endpoint when it happened): its row is written now.
-  const row = (await findDelivery(db, platformId, deliveryId)) ?? (await findRowlessDelivery(db, platformId, deliveryId));
+  const stored = await findDelivery(db, platformId, deliveryId);
+  const row = stored ?? (await findRowlessDelivery(db, platformId, deliveryId));
   if (!row) throw apiError(404, 'REFERENCE_NOT_FOUND', `Webhook delivery ${deliveryId} not found`);
   if (!platform.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
   if (row.status === 'SENDING') throw apiError(409, 'CONFLICT', `Webhook delivery ${deliveryId} is being sent right now`);
   const nowMs = clock.nowMs() + Number(platform.clock_offset_ms);
   const pending = { status: 'PENDING', next_attempt_ms: nowMs, lease_until_ms: null, updated_at: iso(nowMs) } as const;
   // Two redeliveries of a row-less event at once: one inserts, the other updates that row.
-  if (row.status !== 'NO_ENDPOINT' || Number(row.attempts) > 0 || !(await insertRowlessDelivery(db, { ...row, ...pending }))) await updateDelivery(db, row.id, pending);
+  if (stored || !(await insertRowlessDelivery(db, { ...row, ...pending }))) await updateDelivery(db, row.id, pending);
   deliverer?.kick();
   const updated = (await findDelivery(db, platformId, deliveryId))!;
   return deliveryView(updated, await attemptsOf(db, [updated.id]));

@@ -135,7 +135,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   // Count the statements of every connection of the pool (one increment per query), and the
   // writes per table (localWatch).
   const counted = { n: 0 };
-  const localWrites = new LocalWriteCounter();
+  const localWrites = new TableWrites();
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -253,21 +253,42 @@ export function writeTargetOf(text: string): WriteTarget {
  */
 export const EXTERNAL_CHECK_MS = 1;
 
-/** Counts writes per table on the SQLite store, for ChangeWatch. */
-class WriteCounter {
+/**
+ * Writes per table made through this process's connections (a '*' write counts for every
+ * table). PostgreSQL's `localWatch` is its sum over some tables; SQLite's WriteCounter adds
+ * the file's data_version.
+ */
+class TableWrites {
   private readonly perTable = new Map<string, number>();
   private any = 0;
+
+  count(table: string): void {
+    if (table === '*') this.any += 1;
+    else this.perTable.set(table, (this.perTable.get(table) ?? 0) + 1);
+  }
+
+  /** A number that changes whenever one of `tables` (lower case) is written. */
+  sum(tables: readonly string[]): number {
+    let sum = this.any;
+    for (const t of tables) sum += this.perTable.get(t) ?? 0;
+    return sum;
+  }
+
+  watch(tables: readonly string[]): ChangeWatch {
+    const names = tables.map((t) => t.toLowerCase());
+    return { version: () => this.sum(names) };
+  }
+}
+
+/** Counts writes per table on the SQLite store, for ChangeWatch, with other connections' commits. */
+class WriteCounter extends TableWrites {
   private readonly dataVersion: Database.Statement;
   private external: unknown;
   private externalReadAt = -Infinity;
 
   constructor(database: Database.Database) {
+    super();
     this.dataVersion = database.prepare('pragma data_version').pluck();
-  }
-
-  count(table: string): void {
-    if (table === '*') this.any += 1;
-    else this.perTable.set(table, (this.perTable.get(table) ?? 0) + 1);
   }
 
   /** The data_version of the file (changes when another connection commits), read at most once per EXTERNAL_CHECK_MS. */
@@ -280,15 +301,14 @@ class WriteCounter {
     return this.external;
   }
 
-  watch(tables: readonly string[]): ChangeWatch {
+  override watch(tables: readonly string[]): ChangeWatch {
     const names = tables.map((t) => t.toLowerCase());
     let version = 0;
     let seen = -1;
     let external: unknown;
     return {
       version: () => {
-        let sum = this.any;
-        for (const t of names) sum += this.perTable.get(t) ?? 0;
+        const sum = this.sum(names);
         const dv = this.externalVersion();
         if (sum !== seen || dv !== external) {
           seen = sum;
@@ -296,28 +316,6 @@ class WriteCounter {
           version += 1;
         }
         return version;
-      },
-    };
-  }
-}
-
-/** Counts writes per table made through this process's PostgreSQL connections (Store.localWatch). */
-class LocalWriteCounter {
-  private readonly perTable = new Map<string, number>();
-  private any = 0;
-
-  count(table: string): void {
-    if (table === '*') this.any += 1;
-    else this.perTable.set(table, (this.perTable.get(table) ?? 0) + 1);
-  }
-
-  watch(tables: readonly string[]): ChangeWatch {
-    const names = tables.map((t) => t.toLowerCase());
-    return {
-      version: () => {
-        let sum = this.any;
-        for (const t of names) sum += this.perTable.get(t) ?? 0;
-        return sum;
       },
     };
   }
