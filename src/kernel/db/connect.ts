@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import type pgTypes from 'pg';
+import { GroupCommitSqliteDialect } from './group-commit.js';
 import { BACKSTOP_AUTOCHECKPOINT, type Checkpointer, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 
@@ -82,6 +83,9 @@ export interface OpenOptions {
   backgroundCheckpoints?: boolean;
 }
 
+/** SQLite files the stores of this process have open, with how many stores each. */
+const openFiles = new Map<string, number>();
+
 export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Promise<Store> {
   if (target.kind === 'sqlite') {
     const file = target.location;
@@ -103,7 +107,15 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     }
     const writes = new WriteCounter(database);
     const counted = { n: 0 };
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(database, STATEMENT_CACHE_SIZE, writes, counted) }) });
+    // Group commit (group-commit.ts) keeps a group open until the next turn of the event
+    // loop only while no other store of this process has the same file open (tests run two
+    // servers on one file; two processes wait for each other's commits without blocking).
+    const key = file === ':memory:' ? null : resolve(file);
+    if (key) openFiles.set(key, (openFiles.get(key) ?? 0) + 1);
+    const alone = () => key === null || openFiles.get(key) === 1;
+    const db = new Kysely<DB>({
+      dialect: new GroupCommitSqliteDialect(withStatementCache(database, STATEMENT_CACHE_SIZE, writes, counted), () => database.inTransaction, () => writes.count('*'), alone),
+    });
     return registered({
       db,
       kind: 'sqlite',
@@ -114,6 +126,11 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       close: async () => {
         await checkpointer?.stop();
         await db.destroy();
+        if (key) {
+          const n = (openFiles.get(key) ?? 1) - 1;
+          if (n > 0) openFiles.set(key, n);
+          else openFiles.delete(key);
+        }
       },
     });
   }

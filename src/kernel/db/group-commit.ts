@@ -1,0 +1,263 @@
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type SqliteDatabase, SelectQueryNode } from 'kysely';
+
+// Group commit for the SQLite store.
+//
+// SQLite has one writer, and every commit appends each page the transaction dirtied to the
+// WAL: a payment touches some thirty pages (its tables' and indexes' leaves), so most of a
+// commit's cost is writing pages the next payment dirties again. Under load, transactions
+// that queue for the one connection therefore share one database transaction: the first
+// opens it (`begin immediate`), each later one runs inside a savepoint of it, and a
+// transaction that commits only releases its savepoint. The shared transaction commits when
+// nobody is waiting for the connection (or the group is large or old enough), before any
+// statement that runs outside a transaction, and when the store closes.
+//
+// What a caller sees does not change:
+// - `db.transaction().execute(...)` resolves only after the shared transaction committed,
+//   so no answer leaves, and no after-commit work starts, before its effects are durable;
+//   when that commit fails, every transaction of the group fails with its error.
+// - A transaction that fails rolls back to its own savepoint: the others of the group are
+//   untouched. If SQLite itself rolled the whole transaction back (an I/O error, a full
+//   disk), the whole group fails.
+// - A statement outside a transaction runs after the group committed: it never reads a row
+//   that is not committed yet.
+// - Transactions still run one at a time, in the order they asked for the connection, each
+//   seeing the writes of those before it, exactly as if each had committed.
+//
+// With no concurrency (a test, a quiet server) every transaction is its own group: `begin
+// immediate` … `commit`, as before.
+
+/** Most transactions in one group. */
+export const GROUP_MAX_MEMBERS = 64;
+/** Oldest a group may get (ms since its `begin`) before it commits even with transactions waiting. */
+export const GROUP_MAX_AGE_MS = 25;
+
+interface Group {
+  members: number;
+  openedAt: number;
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** The connection as one acquirer holds it: the shared SQLite connection, plus what this holder did. */
+class Holder implements DatabaseConnection {
+  /** In a transaction of a group (`first`: the one that opened it, without a savepoint). */
+  tx: 'none' | 'first' | 'member' = 'none';
+  /** The group this holder's committed transaction waits for. */
+  waitFor: Group | null = null;
+
+  constructor(private readonly driver: GroupCommitDriver) {}
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.tx === 'none') return Promise.resolve(this.driver.runAlone(this, compiledQuery) as QueryResult<R>);
+    return Promise.resolve(this.driver.run(compiledQuery) as QueryResult<R>);
+  }
+
+  async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (this.tx === 'none') this.driver.flush();
+    if (!SelectQueryNode.is(compiledQuery.query)) throw new Error('Sqlite driver only supports streaming of select queries');
+    const stmt = this.driver.database.prepare(compiledQuery.sql);
+    for (const row of stmt.iterate(compiledQuery.parameters as unknown[])) yield { rows: [row as R] };
+  }
+}
+
+const SAVEPOINT = 'payments_group_member';
+
+export class GroupCommitDriver implements Driver {
+  private locked = false;
+  private readonly waiters: Array<() => void> = [];
+  private group: Group | null = null;
+
+  constructor(
+    readonly database: SqliteDatabase,
+    /** Whether SQLite has a transaction open on the connection (better-sqlite3's `inTransaction`). */
+    private readonly inTransaction: () => boolean,
+    /** Told when SQLite rolled a group back by itself (no `rollback` statement ran): caches of its rows are stale. */
+    private readonly onLost: () => void = () => {},
+    /**
+     * Whether a group may stay open until the event loop's next turn. Not while another
+     * connection of this same process uses the file: its `begin immediate` would wait for
+     * the lock synchronously, blocking the very event loop that is to commit the group.
+     */
+    private readonly mayDefer: () => boolean = () => true,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  run(q: CompiledQuery): QueryResult<unknown> {
+    const stmt = this.database.prepare(q.sql);
+    if (stmt.reader) return { rows: stmt.all(q.parameters as unknown[]) as unknown[] };
+    const { changes, lastInsertRowid } = stmt.run(q.parameters as unknown[]);
+    return {
+      numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
+      insertId: lastInsertRowid !== undefined && lastInsertRowid !== null ? BigInt(lastInsertRowid) : undefined,
+      rows: [],
+    };
+  }
+
+  /**
+   * A statement outside a transaction. With no group open it commits by itself. Inside an
+   * open group it runs as part of it, and its holder waits for the group's commit before
+   * its result is handed on (releaseConnection): nobody reads a row before it is committed.
+   */
+  runAlone(h: Holder, q: CompiledQuery): QueryResult<unknown> {
+    const group = this.group;
+    if (group === null) return this.run(q);
+    h.waitFor = group;
+    try {
+      return this.run(q);
+    } catch (err) {
+      if (!this.inTransaction()) this.lose(group, err);
+      throw err;
+    }
+  }
+
+  private exec(text: string): void {
+    this.run(CompiledQuery.raw(text));
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.locked) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    else this.locked = true;
+    return new Holder(this);
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    const h = connection as Holder;
+    if (this.group === null) {
+      this.exec('begin immediate');
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      // A group nobody waits for (its only member rolled back) must not warn of an unhandled rejection.
+      done.catch(() => {});
+      this.group = { members: 1, openedAt: performance.now(), done, resolve, reject };
+      h.tx = 'first';
+    } else {
+      this.exec(`savepoint ${SAVEPOINT}`);
+      this.group.members += 1;
+      h.tx = 'member';
+    }
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const h = connection as Holder;
+    if (h.tx === 'member') this.exec(`release ${SAVEPOINT}`);
+    h.waitFor = this.group;
+    h.tx = 'none';
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const h = connection as Holder;
+    const group = this.group;
+    const role = h.tx;
+    h.tx = 'none';
+    if (group === null) return;
+    if (!this.inTransaction()) {
+      // SQLite rolled the whole transaction back: every transaction of the group is lost.
+      this.lose(group, new Error('the database rolled back the shared transaction of this group (see the error of the transaction that failed)'));
+      return;
+    }
+    if (role === 'member') {
+      this.exec(`rollback to ${SAVEPOINT}`);
+      this.exec(`release ${SAVEPOINT}`);
+      group.members -= 1;
+      return;
+    }
+    // The group's first transaction rolls back: it is the group's only one (the others join
+    // only after it finished), so the whole transaction goes.
+    this.group = null;
+    this.exec('rollback');
+    group.resolve();
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const h = connection as Holder;
+    const waitFor = h.waitFor;
+    h.waitFor = null;
+    const group = this.group;
+    if (group !== null) {
+      if (group.members >= GROUP_MAX_MEMBERS || performance.now() - group.openedAt >= GROUP_MAX_AGE_MS) this.flush();
+      else if (this.waiters.length === 0) {
+        if (this.mayDefer()) this.flushSoon();
+        else this.flush();
+      }
+    }
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.locked = false;
+    if (waitFor) await waitFor.done;
+  }
+
+  private scheduled = false;
+
+  /**
+   * Commit the open group once the event loop has handled the I/O that is ready: requests
+   * that arrived meanwhile join it. If one holds the connection then, it commits when it
+   * lets go.
+   */
+  private flushSoon(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.group === null) return;
+      if (this.locked) return; // its holder commits (or schedules) when it lets go
+      this.flush();
+    });
+  }
+
+  /** Commit the open group, if any (the caller holds the connection). */
+  flush(): void {
+    const group = this.group;
+    if (group === null) return;
+    this.group = null;
+    try {
+      this.exec('commit');
+    } catch (err) {
+      try {
+        if (this.inTransaction()) this.exec('rollback');
+      } catch {
+        // The rollback's own failure adds nothing to the commit's.
+      }
+      this.lose(group, err);
+      return;
+    }
+    group.resolve();
+  }
+
+  /** The group's transaction is gone (rolled back): its members fail with `err`. */
+  private lose(group: Group, err: unknown): void {
+    if (this.group === group) this.group = null;
+    this.onLost();
+    group.reject(err);
+  }
+
+  async destroy(): Promise<void> {
+    this.flush();
+    this.database.close();
+  }
+}
+
+/** Kysely's SQLite dialect with the group-commit driver. */
+export class GroupCommitSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly database: SqliteDatabase,
+    private readonly inTransaction: () => boolean,
+    private readonly onLost?: () => void,
+    private readonly mayDefer?: () => boolean,
+  ) {
+    super({ database });
+  }
+
+  override createDriver(): Driver {
+    return new GroupCommitDriver(this.database, this.inTransaction, this.onLost, this.mayDefer);
+  }
+
+  override createAdapter(): SqliteAdapter {
+    return new SqliteAdapter();
+  }
+}
