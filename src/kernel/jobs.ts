@@ -1,4 +1,4 @@
-import { type Kysely, type Transaction, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.js';
 import { iso } from './clock.js';
@@ -22,7 +22,7 @@ import { preparedByShape, preparedInsert, preparedUpdate } from './db/prepared.j
 /** Jobs the worker claims at once (one transaction, one commit). */
 const BATCH_SIZE = 32;
 /** A batch takes no further job after this long, so requests are not kept waiting for the store (SQLite: one connection). */
-const BATCH_BUDGET_MS = 5;
+const BATCH_BUDGET_MS = 10;
 /**
  * PostgreSQL: jobs claimed side by side per pass of the worker, one job per transaction each
  * (issue 15: one at a time, settlement fell behind the payments two processes started).
@@ -75,6 +75,11 @@ const claimQuery = preparedByShape<{ kinds: number; platform: boolean; postgres:
   },
   Infinity, // a handful of shapes: the number of registered kinds, with or without a platform
 );
+
+// A job's savepoint statements, compiled once (each handler runs inside one).
+const SAVEPOINT_JOB = CompiledQuery.raw('savepoint job_run');
+const RELEASE_JOB = CompiledQuery.raw('release savepoint job_run');
+const ROLLBACK_JOB = CompiledQuery.raw('rollback to savepoint job_run');
 
 export interface JobRecord {
   id: string;
@@ -260,13 +265,13 @@ export class JobQueue {
     if (!reg) {
       error = new Error(`no handler for job kind ${row.kind}`);
     } else {
-      await sql`savepoint job_run`.execute(trx);
+      await trx.executeQuery(SAVEPOINT_JOB);
       try {
         await reg.handler({ trx, job, nowMs });
-        await sql`release savepoint job_run`.execute(trx);
+        await trx.executeQuery(RELEASE_JOB);
       } catch (err) {
-        await sql`rollback to savepoint job_run`.execute(trx);
-        await sql`release savepoint job_run`.execute(trx);
+        await trx.executeQuery(ROLLBACK_JOB);
+        await trx.executeQuery(RELEASE_JOB);
         error = err;
       }
     }

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB } from '../../kernel/db/schema.js';
+import { prepared } from '../../kernel/db/prepared.js';
 import type { DelegatedKeysTable, EmbeddedWalletsTable, WalletCredentialsTable, WalletRequestsTable, WalletSessionsTable } from './tables.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
@@ -15,8 +16,13 @@ export async function insertWallet(db: Db, row: Insertable<EmbeddedWalletsTable>
   await db.insertInto('embedded_wallets').values(row).execute();
 }
 
+// Every payment from an internal account asks whether it is an embedded wallet: prepared (kernel/db/prepared.ts).
+const walletOf = prepared<{ platformId: string; accountId: string }, WalletRow>((db, p) =>
+  db.selectFrom('embedded_wallets').selectAll().where('platform_id', '=', p('platformId')).where('account_id', '=', p('accountId')),
+);
+
 export async function findWallet(db: Db, platformId: string, accountId: string): Promise<WalletRow | undefined> {
-  return db.selectFrom('embedded_wallets').selectAll().where('platform_id', '=', platformId).where('account_id', '=', accountId).executeTakeFirst();
+  return walletOf.first(db, { platformId, accountId });
 }
 
 /** The customer's embedded-wallet internal accounts (one, normally). */

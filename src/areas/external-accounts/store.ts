@@ -40,6 +40,13 @@ const accountBy = (owner: AccountOwner) =>
   });
 const accountById: Record<AccountOwner, ReturnType<typeof accountBy>> = { any: accountBy('any'), customer: accountBy('customer'), platform: accountBy('platform') };
 
+/** An account's `account_info` by id, deleted or not (a payment to it settles even after it was deleted). */
+export async function findAccountInfoEvenDeleted(db: Db, id: string): Promise<{ account_info: string } | undefined> {
+  return accountInfoById.first(db, { id });
+}
+
+const accountInfoById = prepared<{ id: string }, { account_info: string }>((db, p) => db.selectFrom('external_accounts').select('account_info').where('id', '=', p('id')));
+
 /** The account holding a liveness challenge token (any platform: the token is the credential). */
 export async function findExternalAccountByChallengeToken(db: Db, token: string): Promise<ExternalAccountRow | undefined> {
   return db.selectFrom('external_accounts').selectAll().where('challenge_token', '=', token).where('is_deleted', '=', 0).executeTakeFirst();

@@ -12,12 +12,35 @@ type Db = Kysely<DB> | Transaction<DB>;
 /** Open ledger accounts; an account that already exists is left as it is. */
 export async function insertBalanceRows(db: Db, rows: BalanceRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await db
-    .insertInto('ledger_balances')
-    .values(rows)
-    .onConflict((oc) => oc.column('account_id').doNothing())
-    .execute();
+  const q = balanceRowsToInsert(rows.length);
+  if (!q) {
+    await db
+      .insertInto('ledger_balances')
+      .values(rows)
+      .onConflict((oc) => oc.column('account_id').doNothing())
+      .execute();
+    return;
+  }
+  const params: Record<string, unknown> = {};
+  rows.forEach((r, i) => {
+    for (const c of BALANCE_COLUMNS) params[`r${i}_${c}`] = r[c];
+  });
+  await q.execute(db, params);
 }
+
+const BALANCE_COLUMNS = ['account_id', 'platform_id', 'kind', 'currency', 'allow_negative', 'available', 'pending', 'held', 'version', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof BalanceRow>;
+
+// Opening accounts runs on every payment that touches a counter-account (ensureWorldAccount):
+// prepared per number of rows (kernel/db/prepared.ts).
+const balanceRowsToInsert = preparedByShape<number, Record<string, unknown>>(
+  (n) => String(n),
+  (db, p, n) =>
+    db
+      .insertInto('ledger_balances')
+      .values(Array.from({ length: n }, (_, i) => Object.fromEntries(BALANCE_COLUMNS.map((c) => [c, p(`r${i}_${c}`)])) as unknown as BalanceRow))
+      .onConflict((oc) => oc.column('account_id').doNothing()),
+  8,
+);
 
 /**
  * The balance rows of these accounts, in account-id order, locked until the transaction

@@ -10,6 +10,7 @@ import type { AccountInfoLike } from '../../sandbox/identifiers.js';
 import { outcomeNamed, type PaymentOutcome, pullPayoutOutcome, REFUND_DELAY_MS, settlementExpectation } from '../../sandbox/payment-outcomes.js';
 import { emitBalanceUpdates, openHoldingAccounts } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
+import { findAccountInfoEvenDeleted } from '../external-accounts/store.js';
 import { findCurrency } from '../../kernel/currencies.js';
 import { ensureClearingAccount, ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
 import { moveQuoteStatus, updateQuoteStatus } from '../quotes/store.js';
@@ -537,7 +538,7 @@ async function settlementLegs(trx: Trx, row: TransactionRow): Promise<Partial<Tr
     return out;
   }
   if (!row.destination_account_id?.startsWith('ExternalAccount:')) return out;
-  const ext = await trx.selectFrom('external_accounts').select('account_info').where('id', '=', row.destination_account_id).executeTakeFirst();
+  const ext = await findAccountInfoEvenDeleted(trx, row.destination_account_id);
   const type = ext ? (JSON.parse(ext.account_info) as { accountType: string }).accountType : '';
   const wallet = WALLET_NETWORKS[type];
   if (wallet) {
