@@ -191,6 +191,12 @@ function serverNodeOptions(): string[] {
   return (pkg.config?.serverNodeOptions ?? '').split(/\s+/).filter(Boolean);
 }
 
+/** glibc's MALLOC_ARENA_MAX as `npm start` sets it (package.json config.serverMallocArenaMax), unless the environment names one. */
+function serverMallocArenaMax(): string | undefined {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config?: { serverMallocArenaMax?: string } };
+  return process.env.MALLOC_ARENA_MAX ?? pkg.config?.serverMallocArenaMax;
+}
+
 /** CPU time (user + system) a process has used, in ms, from /proc/<pid>/stat; null when unreadable. */
 function cpuMs(pid: number): number | null {
   try {
@@ -797,7 +803,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     delete env.PAYMENTS_API_TOKEN_ID;
     delete env.PAYMENTS_API_CLIENT_SECRET;
     delete env.NODE_OPTIONS;
-    // The server runs with the Node options `npm start` gives it (package.json config.serverNodeOptions).
+    const arenas = serverMallocArenaMax();
+    if (arenas) env.MALLOC_ARENA_MAX = arenas;
+    // The server runs with the Node options and malloc arenas `npm start` gives it (package.json config).
     const spec: StartSpec = { args: [entry, 'serve'], env, port, processes: opts.processes, log, logFile, nodeArgs: serverNodeOptions() };
 
     // Start-up: once on the empty store (migrations, bootstrap; the bench platform is made
