@@ -152,6 +152,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   // Count the statements of every connection of the pool (one increment per query), and the
   // writes per table (localWatch).
   const counted = { n: 0 };
+  const names = new StatementNames();
   const localWrites = new TableWrites();
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -161,6 +162,19 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : undefined;
       const target = text === undefined ? '*' : writeTargetOf(text);
       if (target !== null) localWrites.count(target);
+      // A schema change (migrations) may change what a prepared statement returns: new names.
+      if (text !== undefined && DDL.test(text)) names.renew();
+      // A statement with parameters runs as a named prepared statement (see StatementNames).
+      if (args.length === 2 && typeof first === 'string' && Array.isArray(args[1]) && args[1].length > 0) {
+        const name = names.nameOf(first);
+        if (name !== undefined) {
+          const run = query({ name, text: first, values: args[1] }) as Promise<unknown>;
+          return run.catch((err: unknown) => {
+            if (isStalePlan(err)) names.renew();
+            throw err;
+          });
+        }
+      }
       return query(...args);
     };
   });
@@ -182,6 +196,50 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
     close: () => db.destroy(),
   });
+}
+
+/** Most SQL texts a PostgreSQL store runs as named prepared statements (each connection prepares a text once, when it first runs it). */
+export const PG_NAMED_STATEMENTS_MAX = 2_000;
+
+/**
+ * Names of PostgreSQL prepared statements, by SQL text. Kysely sends every query as text with
+ * its parameters, which PostgreSQL parses and plans again on every run: for the service's
+ * short queries that was most of the database server's work (issue 15: reads 4-9 times
+ * slower than SQLite on the same machine). A text with parameters gets a name the first time
+ * it runs; node-postgres then parses it once per connection and afterwards only binds and
+ * executes it. The texts are the service's own (values are always parameters), so they are
+ * few; past PG_NAMED_STATEMENTS_MAX distinct texts the rest run unnamed. A statement without
+ * parameters (`begin`, `commit`) keeps the simple protocol.
+ *
+ * A schema change this store runs (a migration) gives every text a new name. When another
+ * process changes the schema under a prepared `select *` (a newer version migrating a
+ * shared database), PostgreSQL refuses the old plan ("cached plan must not
+ * change result type"): that one statement fails, and every text gets a new name, so each
+ * connection prepares it afresh on its next run.
+ */
+export class StatementNames {
+  private readonly byText = new Map<string, string>();
+  private generation = 0;
+
+  nameOf(text: string): string | undefined {
+    let name = this.byText.get(text);
+    if (name === undefined && this.byText.size < PG_NAMED_STATEMENTS_MAX) this.byText.set(text, (name = `payments_${this.generation}_${this.byText.size}`));
+    return name;
+  }
+
+  /** Forget every name: texts get new ones (the old statements stay prepared, unused, until their connection closes). */
+  renew(): void {
+    this.byText.clear();
+    this.generation += 1;
+  }
+}
+
+const DDL = /^\s*(create|alter|drop|truncate|comment)\b/i;
+
+/** PostgreSQL refused a prepared statement whose result columns changed since it was prepared. */
+export function isStalePlan(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === '0A000' && /cached plan must not change result type/i.test(e.message ?? '');
 }
 
 /** Stores by their Kysely instance's adapter, which its transactions share. */
