@@ -1,4 +1,4 @@
-import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type SqliteDatabase, SelectQueryNode } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, type SqliteDatabase, SelectQueryNode } from 'kysely';
 
 // Group commit for the SQLite store.
 //
@@ -255,9 +255,5 @@ export class GroupCommitSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new GroupCommitDriver(this.database, this.inTransaction, this.onLost, this.mayDefer);
-  }
-
-  override createAdapter(): SqliteAdapter {
-    return new SqliteAdapter();
   }
 }
