@@ -82,6 +82,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --warmup <s>              Warm-up seconds per scenario before measuring (default 2; 0 = none)
   --seed <n>                Before the measured start, add n customers and n transactions to
                             the bench platform directly in SQL (bench/seed.ts; default 0)
+  --payers <n>              Payment flow: n paying customers, each with its own funded USD
+                            account and payee, the requests taking turns (default 1)
   --out <dir>               Directory of the results JSON (default bench/results)
   --server dist|bin         dist: build, then node dist/bundle/main.js serve (default);
                             bin: node bin/payments-service.js serve (sources through tsx, no build)
@@ -101,6 +103,8 @@ export interface BenchOptions {
   warmup: number;
   /** Customers and transactions seeded in SQL before the measured start (0: none). */
   seed: number;
+  /** Paying customers of the payment flow, taking turns (1: every flow from one account). */
+  payers: number;
   out: string;
   server: 'dist' | 'bin';
   build: boolean;
@@ -123,6 +127,7 @@ function parseOptions(argv: string[]): BenchOptions | undefined {
       scenarios: { type: 'string', default: SCENARIOS.join(',') },
       warmup: { type: 'string', default: '2' },
       seed: { type: 'string', default: '0' },
+      payers: { type: 'string', default: '1' },
       out: { type: 'string', default: join(ROOT, 'bench', 'results') },
       server: { type: 'string', default: 'dist' },
       'no-build': { type: 'boolean', default: false },
@@ -156,6 +161,7 @@ function parseOptions(argv: string[]): BenchOptions | undefined {
     scenarios: SCENARIOS.filter((s) => scenarios.includes(s)),
     warmup: num('warmup', values.warmup, 0, false),
     seed: num('seed', values.seed.replace(/_/g, ''), 0, true),
+    payers: num('payers', values.payers, 1, true),
     out: resolve(values.out),
     server: values.server,
     build: values.server === 'dist' && !values['no-build'],
@@ -536,9 +542,9 @@ async function postgresStore(baseUrl: string): Promise<BenchStore> {
 interface Fixtures {
   platformId: string;
   customerId: string;
-  sourceAccountId: string;
+  /** The payment flow's payers (--payers): each a funded USD internal account and a payee; requests take turns. */
+  payers: Array<{ sourceAccountId: string; payeeAccountId: string }>;
   lookupAccountId: string;
-  payeeAccountId: string;
   funded: number;
   auth: string;
   /** The customer 90 % into the platform's list (newest first): the list-deep scenario's cursor. */
@@ -576,54 +582,71 @@ async function createPlatform(port: number, adminKey: string): Promise<{ platfor
   return { platformId, auth: `Basic ${Buffer.from(`${cred.clientId}:${cred.clientSecret}`).toString('base64')}` };
 }
 
-async function createFixtures(port: number, platform: { platformId: string; auth: string }, fundAmount: number): Promise<Omit<Fixtures, 'deepCustomerId'>> {
+async function createFixtures(port: number, platform: { platformId: string; auth: string }, fundAmount: number, payerCount: number): Promise<Omit<Fixtures, 'deepCustomerId'>> {
   const auth = platform.auth;
   const h = { authorization: auth };
 
   const terms = (await expectStatus(call(port, 'GET', `${V}/customers/end-user-terms`, undefined, h), 200, 'GET /customers/end-user-terms')) as { version: string };
-  const customer = await expectStatus(
-    call(
-      port,
-      'POST',
-      `${V}/customers`,
-      {
-        customerType: 'INDIVIDUAL',
-        fullName: 'Bench Sender',
-        currencies: ['USD'],
-        endUserTermsConsent: { acceptedAt: '2025-10-01T00:00:00Z', ipAddress: '203.0.113.9', termsVersion: terms.version, acceptanceMethod: 'CHECKBOX' },
-      },
-      h,
-    ),
-    201,
-    'POST /customers',
-  );
-  const customerId = customer.id as string;
-  if (customer.kycStatus !== 'APPROVED') throw new Error(`the bench customer is ${String(customer.kycStatus)}, not APPROVED: ${JSON.stringify(customer)}`);
-
-  const accounts = await expectStatus(call(port, 'GET', `${V}/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}`, undefined, h), 200, 'GET /customers/internal-accounts');
-  const usd = (accounts.data as Array<{ id: string; balance: { currency: { code: string } } }>).find((a) => a.balance.currency.code === 'USD');
-  if (!usd) throw new Error(`the bench customer has no USD internal account: ${JSON.stringify(accounts)}`);
-  let funded = 0;
-  while (funded < fundAmount) {
-    const amount = Math.min(MAX_FUNDING, fundAmount - funded);
-    await expectStatus(call(port, 'POST', `${V}/sandbox/internal-accounts/${encodeURIComponent(usd.id)}/fund`, { amount }, h), 200, 'POST /sandbox/internal-accounts/{id}/fund');
-    funded += amount;
-  }
-
   const beneficiary = { beneficiaryType: 'INDIVIDUAL', fullName: 'Rita Receiver', countryOfResidence: 'US' };
+  // A paying customer: APPROVED, a USD internal account funded with `amount`, and a payee.
+  const payer = async (fullName: string, amount: number): Promise<{ customerId: string; sourceAccountId: string; payeeAccountId: string; funded: number }> => {
+    const customer = await expectStatus(
+      call(
+        port,
+        'POST',
+        `${V}/customers`,
+        {
+          customerType: 'INDIVIDUAL',
+          fullName,
+          currencies: ['USD'],
+          endUserTermsConsent: { acceptedAt: '2025-10-01T00:00:00Z', ipAddress: '203.0.113.9', termsVersion: terms.version, acceptanceMethod: 'CHECKBOX' },
+        },
+        h,
+      ),
+      201,
+      'POST /customers',
+    );
+    const customerId = customer.id as string;
+    if (customer.kycStatus !== 'APPROVED') throw new Error(`the bench customer is ${String(customer.kycStatus)}, not APPROVED: ${JSON.stringify(customer)}`);
+    const accounts = await expectStatus(call(port, 'GET', `${V}/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}`, undefined, h), 200, 'GET /customers/internal-accounts');
+    const usd = (accounts.data as Array<{ id: string; balance: { currency: { code: string } } }>).find((a) => a.balance.currency.code === 'USD');
+    if (!usd) throw new Error(`the bench customer has no USD internal account: ${JSON.stringify(accounts)}`);
+    let funded = 0;
+    while (funded < amount) {
+      const step = Math.min(MAX_FUNDING, amount - funded);
+      await expectStatus(call(port, 'POST', `${V}/sandbox/internal-accounts/${encodeURIComponent(usd.id)}/fund`, { amount: step }, h), 200, 'POST /sandbox/internal-accounts/{id}/fund');
+      funded += step;
+    }
+    // The payee: a US account whose number ends in 456 (not 002–007: the payout succeeds).
+    const payee = await expectStatus(
+      call(port, 'POST', `${V}/customers/external-accounts`, { customerId, currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '000123456', routingNumber: '021000021', bankName: 'Sandbox Bank', beneficiary } }, h),
+      201,
+      'POST /customers/external-accounts (USD)',
+    );
+    return { customerId, sourceAccountId: usd.id, payeeAccountId: payee.id as string, funded };
+  };
+
+  // Each payer gets an equal share of the money (the requests take turns).
+  const share = Math.ceil(fundAmount / payerCount / FLOW_AMOUNT) * FLOW_AMOUNT;
+  const first = await payer('Bench Sender', share);
+  const customerId = first.customerId;
+  const payers = [first];
+  for (let i = 2; i <= payerCount; i++) payers.push(await payer(`Bench Sender ${i}`, share));
+
   // The lookup target: a Mexican account (priced from USD through the FX table); CLABE ends in 719, no sandbox trigger.
   const lookupAccount = await expectStatus(
     call(port, 'POST', `${V}/customers/external-accounts`, { customerId, currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Rosa Receiver' } } }, h),
     201,
     'POST /customers/external-accounts (MXN)',
   );
-  // The payee: a US account whose number ends in 456 (not 002–007: the payout succeeds).
-  const payee = await expectStatus(
-    call(port, 'POST', `${V}/customers/external-accounts`, { customerId, currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '000123456', routingNumber: '021000021', bankName: 'Sandbox Bank', beneficiary } }, h),
-    201,
-    'POST /customers/external-accounts (USD)',
-  );
-  return { platformId: platform.platformId, customerId, sourceAccountId: usd.id, lookupAccountId: lookupAccount.id as string, payeeAccountId: payee.id as string, funded, auth };
+  return {
+    platformId: platform.platformId,
+    customerId,
+    payers: payers.map((p) => ({ sourceAccountId: p.sourceAccountId, payeeAccountId: p.payeeAccountId })),
+    lookupAccountId: lookupAccount.id as string,
+    funded: payers.reduce((a, p) => a + p.funded, 0),
+    auth,
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -634,6 +657,8 @@ interface Target {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
+  /** Bodies the requests take in turn (the payment flow with --payers > 1); `body` is the first. */
+  bodies?: string[];
 }
 
 function targetOf(name: ScenarioName, serverPort: number, barePort: number, f: Fixtures): Target {
@@ -654,19 +679,18 @@ function targetOf(name: ScenarioName, serverPort: number, barePort: number, f: F
       // Every request the same body: the generated UMA addresses share one name, so their
       // random parts collide at the birthday rate; none may answer 409 (issue 15).
       return { port: serverPort, method: 'POST', path: `${V}/customers`, body: JSON.stringify({ customerType: 'INDIVIDUAL', fullName: 'Bench Same Name' }) };
-    case 'payment':
-      return {
-        port: serverPort,
-        method: 'POST',
-        path: `${V}/quotes`,
-        body: JSON.stringify({
-          source: { sourceType: 'ACCOUNT', accountId: f.sourceAccountId },
-          destination: { destinationType: 'ACCOUNT', accountId: f.payeeAccountId },
+    case 'payment': {
+      const bodies = f.payers.map((p) =>
+        JSON.stringify({
+          source: { sourceType: 'ACCOUNT', accountId: p.sourceAccountId },
+          destination: { destinationType: 'ACCOUNT', accountId: p.payeeAccountId },
           lockedCurrencySide: 'SENDING',
           lockedCurrencyAmount: FLOW_AMOUNT,
           immediatelyExecute: true,
         }),
-      };
+      );
+      return { port: serverPort, method: 'POST', path: `${V}/quotes`, body: bodies[0]!, ...(bodies.length > 1 ? { bodies } : {}) };
+    }
   }
 }
 
@@ -709,11 +733,18 @@ async function load(t: Target, auth: string, connections: number, duration: numb
     method: t.method,
     headers: { authorization: auth, accept: 'application/json', ...(t.body ? { 'content-type': 'application/json' } : {}) },
     ...(t.body ? { body: t.body } : {}),
+    ...(t.bodies ? { requests: [{ setupRequest: turns(t.bodies) }] } : {}),
     connections,
     duration,
     pipelining: 1,
     timeout: 10,
   });
+}
+
+/** Each request the next body in turn (over all connections). */
+function turns(bodies: string[]): (req: autocannon.Request) => autocannon.Request {
+  let i = 0;
+  return (req) => ({ ...req, body: bodies[i++ % bodies.length]! });
 }
 
 function errorsOf(r: autocannon.Result): ScenarioResult['errors'] {
@@ -838,19 +869,19 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     bare = await startBare(log);
     // Enough money for every flow the run could possibly make (far above what 2 cores can do).
     const maxFlows = Math.ceil((opts.duration + opts.warmup) * 20_000) + 10;
-    const made = await createFixtures(port, platform, opts.scenarios.includes('payment') ? maxFlows * FLOW_AMOUNT : FLOW_AMOUNT);
-    progress(`fixtures: customer ${made.customerId}, funded ${made.funded} USD minor units`);
+    const made = await createFixtures(port, platform, opts.scenarios.includes('payment') ? maxFlows * FLOW_AMOUNT : FLOW_AMOUNT, opts.payers);
+    progress(`fixtures: customer ${made.customerId}${opts.payers > 1 ? ` and ${opts.payers - 1} more payers` : ''}, funded ${made.funded} USD minor units`);
     const deepCustomerId = (await idDeepIn(store.url, 'customers', made.platformId, 0.9)) ?? made.customerId;
     const fixtures: Fixtures = { ...made, deepCustomerId };
 
     // The lists' totalCount (kept counts) against the rows, before any load adds to them:
-    // the platform's customers are the seeded ones and the fixture customer.
+    // the platform's customers are the seeded ones and the fixture customers (the payers).
     let listCheck: ListCheck | undefined;
     {
       const rows = await countsIn(store.url, made.platformId);
       const customers = await expectStatus(call(port, 'GET', `${V}/customers`, undefined, { authorization: fixtures.auth }), 200, 'GET /customers');
       const transactions = await expectStatus(call(port, 'GET', `${V}/transactions`, undefined, { authorization: fixtures.auth }), 200, 'GET /transactions');
-      const expected = opts.seed + 1;
+      const expected = opts.seed + opts.payers;
       listCheck = {
         customers: { totalCount: Number(customers.totalCount), rows: rows.customers.liveRows, expected },
         transactions: { totalCount: Number(transactions.totalCount), rows: rows.transactions.rows },
@@ -858,7 +889,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       };
       listCheck.ok =
         listCheck.customers.totalCount === expected && listCheck.customers.rows === expected && listCheck.transactions.totalCount === listCheck.transactions.rows && listCheck.transactions.rows >= opts.seed;
-      if (!listCheck.ok) failures.push(`list totalCount check failed (customers: seeded ${opts.seed} + 1 fixture): ${JSON.stringify(listCheck)}`);
+      if (!listCheck.ok) failures.push(`list totalCount check failed (customers: seeded ${opts.seed} + ${opts.payers} fixture): ${JSON.stringify(listCheck)}`);
     }
 
     // Each scenario answers 2xx before any load.
@@ -1001,7 +1032,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       date: started.toISOString(),
       store: opts.store,
       processes: opts.processes,
-      options: { store: opts.store, processes: opts.processes, duration: opts.duration, connections: opts.connections, scenarios: opts.scenarios, warmup: opts.warmup, seed: opts.seed, server: opts.server, build: opts.build, cpuProf: opts.cpuProf, strict: opts.strict, keep: opts.keep },
+      options: { store: opts.store, processes: opts.processes, duration: opts.duration, connections: opts.connections, scenarios: opts.scenarios, warmup: opts.warmup, seed: opts.seed, payers: opts.payers, server: opts.server, build: opts.build, cpuProf: opts.cpuProf, strict: opts.strict, keep: opts.keep },
       serverNodeOptions: spec.nodeArgs ?? [],
       machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGb: round(totalmem() / 2 ** 30), loadavgBefore: loadBefore, loadavgAfter: loadavg().map((n) => round(n, 2)) },
       git: gitDescribe(),
@@ -1071,7 +1102,7 @@ export function formatReport(r: BenchResult): string {
   const lines: string[] = [];
   const o = r.options;
   lines.push(
-    `Payments Service benchmark: ${r.store}, ${r.processes} server process${r.processes > 1 ? 'es (node:cluster)' : ''}, ${o.connections} connections, ${o.duration} s per scenario (warm-up ${o.warmup} s), server ${o.server}${o.seed ? `, seeded with ${o.seed.toLocaleString('en-US')} customers and transactions` : ''}`,
+    `Payments Service benchmark: ${r.store}, ${r.processes} server process${r.processes > 1 ? 'es (node:cluster)' : ''}, ${o.connections} connections, ${o.duration} s per scenario (warm-up ${o.warmup} s), server ${o.server}${o.seed ? `, seeded with ${o.seed.toLocaleString('en-US')} customers and transactions` : ''}${(o.payers ?? 1) > 1 ? `, ${o.payers} payers taking turns in the payment flow` : ''}`,
   );
   lines.push(`node ${r.machine.node}, ${r.machine.cpus} CPUs (${r.machine.cpuModel}), load average ${r.machine.loadavgBefore.join(' ')} before, ${r.machine.loadavgAfter.join(' ')} after`);
   if (r.serverNodeOptions?.length) lines.push(`server Node options (package.json config.serverNodeOptions, as npm start): ${r.serverNodeOptions.join(' ')}`);
@@ -1107,7 +1138,7 @@ export function formatReport(r: BenchResult): string {
   }
   const lc = r.listCheck;
   lines.push(
-    `list totalCount after the fixtures: GET /customers ${lc.customers.totalCount.toLocaleString('en-US')} (expected ${lc.customers.expected.toLocaleString('en-US')}: ${r.options.seed ? 'seeded + ' : ''}1 fixture), GET /transactions ${lc.transactions.totalCount.toLocaleString('en-US')} (rows ${lc.transactions.rows.toLocaleString('en-US')}): ${lc.ok ? 'exact' : 'WRONG'}`,
+    `list totalCount after the fixtures: GET /customers ${lc.customers.totalCount.toLocaleString('en-US')} (expected ${lc.customers.expected.toLocaleString('en-US')}: ${r.options.seed ? 'seeded + ' : ''}${r.options.payers ?? 1} fixture${(r.options.payers ?? 1) > 1 ? 's' : ''}), GET /transactions ${lc.transactions.totalCount.toLocaleString('en-US')} (rows ${lc.transactions.rows.toLocaleString('en-US')}): ${lc.ok ? 'exact' : 'WRONG'}`,
   );
   lines.push(`start-up to 200 /healthz: ${r.startup.restartMs} ms on the existing database (first start, empty database: ${r.startup.firstStartMs} ms; graceful stop: ${r.startup.firstStopMs} ms)`);
   const rss = (list: BenchResult['rssMb']['afterRun']) => list.map((p) => `${p.role} ${p.mb ?? '?'} MB`).join(', ');
