@@ -7,6 +7,7 @@ import type { DB } from './db/schema.js';
 import { newId } from './ids.js';
 import { PollingLoop } from './polling.js';
 import { preparedByShape, preparedInsert, preparedUpdate } from './db/prepared.js';
+import { withPoolPriority } from './db/priority-pool.js';
 
 // Durable jobs. A delayed step (the 30-second sandbox failure, the 6-minute payment,
 // a webhook retry) is a row with a due time on its platform's clock. A worker loop in
@@ -28,6 +29,8 @@ const BATCH_BUDGET_MS = 10;
  * (issue 15: one at a time, settlement fell behind the payments two processes started).
  */
 const PG_CLAIMERS = 4;
+/** PostgreSQL: jobs per pass of the worker at most (all its claimers together). */
+const PG_JOBS_PER_PASS = 256;
 /** The same on PostgreSQL (where each claim takes one job; runBatch can take more). */
 const PG_BATCH_BUDGET_MS = 100;
 
@@ -148,8 +151,17 @@ export class JobQueue {
             // One claim first: an idle pass costs one (issue 15: idle statements), a busy one
             // then runs PG_CLAIMERS side by side.
             if ((await this.runBatch(1)) === 0) return false;
-            if (this.stopping) return true;
-            await Promise.all(Array.from({ length: PG_CLAIMERS }, () => this.runBatch(1)));
+            // Then PG_CLAIMERS claimers side by side, each taking the next job as soon as its
+            // last one committed, until none is due (or PG_JOBS_PER_PASS ran: the loop then
+            // looks at its timers and comes back at once).
+            let ran = 1;
+            const claimer = async () => {
+              while (!this.stopping && ran < PG_JOBS_PER_PASS) {
+                if ((await this.runBatch(1)) === 0) return;
+                ran += 1;
+              }
+            };
+            await Promise.all(Array.from({ length: PG_CLAIMERS }, claimer));
             return true;
           }
         : async () => (await this.runBatch(BATCH_SIZE)) > 0;
@@ -233,19 +245,23 @@ export class JobQueue {
     const realNow = this.clock.nowMs();
     const postgres = this.store.kind === 'postgres';
     const budgetMs = opts.budgetMs ?? (postgres ? PG_BATCH_BUDGET_MS : BATCH_BUDGET_MS);
-    return db.transaction().execute(async (trx) => {
-      const params: Record<string, unknown> = { now: realNow, max, platformId };
-      kinds.forEach((k, i) => (params[`k${i}`] = k));
-      const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres })!.all(trx, params);
-      const started = performance.now();
-      let ran = 0;
-      for (const row of rows) {
-        if (ran > 0 && (this.stopping || performance.now() - started > budgetMs)) break;
-        await this.runClaimed(trx, row, realNow);
-        ran += 1;
-      }
-      return ran;
-    });
+    // PostgreSQL: the batch's connection before any waiting request's (priority-pool.ts).
+    const run = <T>(fn: () => Promise<T>) => (postgres ? withPoolPriority(fn) : fn());
+    return run(() =>
+      db.transaction().execute(async (trx) => {
+        const params: Record<string, unknown> = { now: realNow, max, platformId };
+        kinds.forEach((k, i) => (params[`k${i}`] = k));
+        const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres })!.all(trx, params);
+        const started = performance.now();
+        let ran = 0;
+        for (const row of rows) {
+          if (ran > 0 && (this.stopping || performance.now() - started > budgetMs)) break;
+          await this.runClaimed(trx, row, realNow);
+          ran += 1;
+        }
+        return ran;
+      }),
+    );
   }
 
   private async runClaimed(trx: Transaction<DB>, row: ClaimRow, realNow: number): Promise<void> {

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import type pgTypes from 'pg';
+import { PriorityPool } from './priority-pool.js';
 import { GroupCommitSqliteDialect } from './group-commit.js';
 import { BACKSTOP_AUTOCHECKPOINT, type Checkpointer, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
@@ -139,9 +140,10 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   const pg = ((await import('pg')) as unknown as { default: typeof pgTypes }).default;
   const int8 = 20;
   const numeric = 1700;
+  const poolSize = opts.poolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: target.location,
-    max: opts.poolSize ?? 10,
+    max: poolSize,
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
     types: {
       // bigint columns hold minor units and epoch milliseconds: safe integers.
@@ -186,7 +188,8 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       c.release();
     }
   }
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Kysely takes connections through PriorityPool: the job worker's first (priority-pool.ts).
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PriorityPool(pool, poolSize) }) });
   await sql`select 1`.execute(db);
   return registered({
     db,
