@@ -212,7 +212,7 @@ export async function simulateAuthorization(deps: CardDeps, platformId: string, 
       created_at: now.at,
       updated_at: now.at,
     };
-    const world = await ensureWorldAccount(trx, platformId, card.currency, now.at);
+    const world = await ensureWorldAccount(trx, platformId, card.currency, now.at, row.id);
     // The money first: a debit the funding source cannot cover is declined with nothing written.
     try {
       if (!credit && !financial) await post(trx, deps, row, 'CARD_HOLD', [C(row, -a), C(row, a, 'held')], now.at);
@@ -259,7 +259,7 @@ async function releaseOpen(trx: Trx, deps: CardDeps, row: CardTxRow, now: Now): 
     if (row.direction === 'DEBIT') {
       await post(trx, deps, row, 'CARD_RELEASE', [C(row, -h, 'held'), C(row, h)], now.at);
     } else {
-      const world = await ensureWorldAccount(trx, row.platform_id, row.currency, now.at);
+      const world = await ensureWorldAccount(trx, row.platform_id, row.currency, now.at, row.id);
       await post(trx, deps, row, 'CARD_CREDIT_RELEASE', [C(row, -h, 'pending'), W(world, row, h)], now.at);
     }
   }
@@ -275,7 +275,7 @@ export async function simulateClearing(deps: CardDeps, platformId: string, now: 
     if (row.status !== 'AUTHORIZED' && row.status !== 'PARTIALLY_SETTLED') throw wrongState(row, 'a clearing', ['AUTHORIZED', 'PARTIALLY_SETTLED']);
     const s = body.amount;
     const h = Number(row.open_amount);
-    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at);
+    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at, row.id);
     if (s === 0) {
       // AUTHORIZATION_EXPIRY: no clearing posted, the rest of the authorization released.
       await releaseOpen(trx, deps, row, now);
@@ -343,7 +343,7 @@ export async function simulateReturn(deps: CardDeps, platformId: string, now: No
     if (body.amount > net) {
       throw apiError(400, 'INVALID_AMOUNT', `The return (${body.amount}) exceeds the net settled amount ${net}`, { errors: [{ field: 'amount', message: `must be at most the net settled amount ${net}` }], netSettledAmount: net });
     }
-    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at);
+    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at, row.id);
     await post(trx, deps, row, 'CARD_REFUND', [W(world, row, -body.amount), C(row, body.amount)], now.at);
     row.refunded_amount = Number(row.refunded_amount) + body.amount;
     row.refund_count = Number(row.refund_count) + 1;
@@ -361,7 +361,7 @@ export async function simulateReturnReversal(deps: CardDeps, platformId: string,
     const row = await requireTxLocked(trx, deps, card, body.cardTransactionId);
     if (row.status !== 'REFUNDED') throw wrongState(row, 'a return reversal', ['REFUNDED']);
     const r = Number(row.refunded_amount);
-    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at);
+    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at, row.id);
     row.pull_count = Number(row.pull_count) + 1;
     try {
       // The refund is pulled back from the funding source.
@@ -391,7 +391,7 @@ export async function simulateAuthorizationAdvice(deps: CardDeps, platformId: st
     }
     const target = body.amount - settled;
     const delta = target - Number(row.open_amount);
-    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at);
+    const world = await ensureWorldAccount(trx, platformId, row.currency, now.at, row.id);
     if (row.direction === 'DEBIT' && delta > 0) {
       try {
         await post(trx, deps, row, 'CARD_HOLD', [C(row, -delta), C(row, delta, 'held')], now.at);

@@ -336,7 +336,7 @@ export async function receiveUmaPayment(deps: IncomingDeps, platform: PlatformRo
     };
     // The transaction row first: ledger entries reference it.
     await insertTransaction(trx, tx);
-    const world = await ensureWorldAccount(trx, platform.id, currency, now.at);
+    const world = await ensureWorldAccount(trx, platform.id, currency, now.at, tx.id);
     const entry = await post(trx, deps, tx, 'UMA_RECEIVE', now.at, [
       { accountId: world, currency, amount: -received },
       { accountId: account.id, currency, amount: received, bucket: 'pending' },
@@ -363,7 +363,7 @@ async function post(trx: Trx, deps: Pick<IncomingDeps, 'store'>, row: Transactio
     memo: extra.memo,
     postings,
   });
-  if (!entry.replayed) await emitBalanceUpdates(trx, row.platform_id, [row.destination_account_id!], at);
+  if (!entry.replayed) await emitBalanceUpdates(trx, row.platform_id, [row.destination_account_id!], at, entry.balances);
   return entry;
 }
 
@@ -486,7 +486,7 @@ async function completeRefund(trx: Trx, deps: IncomingDeps, row: TransactionRow,
   }
   const amount = Number(row.received_amount);
   const currency = row.received_currency!;
-  const world = await ensureWorldAccount(trx, row.platform_id, currency, now.at);
+  const world = await ensureWorldAccount(trx, row.platform_id, currency, now.at, row.id);
   await post(trx, deps, row, 'UMA_REFUND', now.at, [
     { accountId: row.destination_account_id!, currency, amount: -amount, bucket: 'pending' },
     { accountId: world, currency, amount },

@@ -161,12 +161,12 @@ function view(row: InternalAccountRow, balance: Balance | undefined): InternalAc
 }
 
 /** The API view of accounts, their balances read in one query. */
-export async function accountViews(db: Db, rows: InternalAccountRow[]): Promise<InternalAccount[]> {
-  const balances = await balancesOf(
-    db,
-    rows.map((r) => r.id),
-  );
-  return rows.map((r) => view(r, balances.get(r.id)));
+export async function accountViews(db: Db, rows: InternalAccountRow[], known?: readonly Balance[]): Promise<InternalAccount[]> {
+  // Balances the caller has just written (a posted entry's) need no second read.
+  const given = new Map((known ?? []).map((b) => [b.accountId, b]));
+  const missing = rows.filter((r) => !given.has(r.id)).map((r) => r.id);
+  const balances = missing.length > 0 ? await balancesOf(db, missing) : new Map<string, Balance>();
+  return rows.map((r) => view(r, given.get(r.id) ?? balances.get(r.id)));
 }
 
 /**
@@ -207,15 +207,16 @@ export async function getInternalAccount(db: Db, platformId: string, id: string)
 /**
  * INTERNAL_ACCOUNT.BALANCE_UPDATED for each of these internal accounts, in the caller's
  * transaction after it posted (the money-movement area calls this; counter-accounts are
- * not internal accounts and are skipped).
+ * not internal accounts and are skipped). `known`: balances the caller has just posted
+ * (PostedEntry.balances), used as they are instead of read again.
  */
-export async function emitBalanceUpdates(trx: Db, platformId: string, accountIds: string[], at: string): Promise<void> {
+export async function emitBalanceUpdates(trx: Db, platformId: string, accountIds: string[], at: string, known?: readonly Balance[]): Promise<void> {
   const rows: InternalAccountRow[] = [];
   for (const id of new Set(accountIds)) {
     const row = await findAccount(trx, platformId, id);
     if (row) rows.push(row);
   }
-  for (const v of await accountViews(trx, rows)) {
+  for (const v of await accountViews(trx, rows, known)) {
     await emitEvent(trx, platformId, at, { type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', resourceId: v.id, data: v });
   }
 }

@@ -160,18 +160,37 @@ function nameUuid(name: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
-/** The id of a platform's 'outside world' counter-account in a currency (fixed: no lookup needed). */
-export function worldAccountId(platformId: string, currency: string): string {
-  return `LedgerAccount:${nameUuid(`world|${platformId}|${currency}`)}`;
+/**
+ * How many ledger accounts the outside world is split into, per platform and currency. Every
+ * posting locks the balance rows it changes until its transaction commits (PostgreSQL), so
+ * with one world account every payout, deposit and settlement of a platform in a currency
+ * would queue on that one row (issue 15: settlements ran one at a time). A movement names
+ * its `spread` key (its transaction's id) and uses the part that key hashes to; nothing
+ * reads the world's balance but the ledger invariants, which hold per account.
+ */
+export const WORLD_ACCOUNT_PARTS = 16;
+
+/**
+ * The id of a platform's 'outside world' counter-account in a currency (fixed: no lookup
+ * needed); `part` 0 (the default) is the one a platform starts with, 1 … WORLD_ACCOUNT_PARTS − 1 the others.
+ */
+export function worldAccountId(platformId: string, currency: string, part = 0): string {
+  return `LedgerAccount:${nameUuid(part === 0 ? `world|${platformId}|${currency}` : `world|${platformId}|${currency}|${part}`)}`;
+}
+
+/** The part of the world account a movement with this key uses (see WORLD_ACCOUNT_PARTS). */
+export function worldPartOf(spread: string): number {
+  return createHash('sha256').update(spread).digest().readUInt32BE(0) % WORLD_ACCOUNT_PARTS;
 }
 
 /**
  * The platform's 'outside world' account in a currency, opened when missing: the other
  * side of every deposit and payout (funding = world −x, customer +x). It may go negative:
- * minus its balance is what came in from outside, net of what went out.
+ * minus its balance (summed over its parts) is what came in from outside, net of what went
+ * out. With `spread` (the id of the payment or movement), the part that key falls on; without, part 0.
  */
-export async function ensureWorldAccount(db: Db, platformId: string, currency: string, at: string): Promise<string> {
-  const id = worldAccountId(platformId, currency);
+export async function ensureWorldAccount(db: Db, platformId: string, currency: string, at: string, spread?: string): Promise<string> {
+  const id = worldAccountId(platformId, currency, spread === undefined ? 0 : worldPartOf(spread));
   await insertBalanceRows(db, [
     { account_id: id, platform_id: platformId, kind: 'WORLD', currency, allow_negative: 1, available: 0, pending: 0, held: 0, version: 0, created_at: at, updated_at: at },
   ]);

@@ -80,8 +80,8 @@ export async function fundInternalAccount(store: Store, platformId: string, at: 
     };
     // The transaction row first: the ledger entry references it.
     await insertTransaction(trx, tx);
-    const world = await ensureWorldAccount(trx, platformId, account.currency, at);
-    await postEntry(trx, store, {
+    const world = await ensureWorldAccount(trx, platformId, account.currency, at, tx.id);
+    const entry = await postEntry(trx, store, {
       platformId,
       kind: 'FUNDING',
       at,
@@ -94,7 +94,7 @@ export async function fundInternalAccount(store: Store, platformId: string, at: 
       ],
     });
     await emitEvent(trx, platformId, at, { type: 'INCOMING_PAYMENT.COMPLETED', resourceId: tx.id, data: transactionView(tx) });
-    await emitBalanceUpdates(trx, platformId, [account.id], at);
+    await emitBalanceUpdates(trx, platformId, [account.id], at, entry.balances);
     return getInternalAccount(trx, platformId, account.id);
   });
 }

@@ -527,7 +527,7 @@ async function step(deps: StablecoinDeps, ctx: JobContext): Promise<void> {
             ],
       );
     } else if (!fail) {
-      const world = await ensureWorldAccount(trx, op.platform_id, cur, at);
+      const world = await ensureWorldAccount(trx, op.platform_id, cur, at, op.id);
       await post('STABLECOIN_MINT', [
         { accountId: world, currency: cur, amount: -fiat },
         { accountId: coin.minted_account_id, currency: cur, amount: fiat },

@@ -92,7 +92,7 @@ async function post(trx: Trx, deps: Pick<PaymentDeps, 'store'>, row: Transaction
     idempotencyKey: `${kind.toLowerCase()}:${row.id}`,
     postings: postings.filter((p) => p.amount !== 0),
   });
-  await emitBalanceUpdates(trx, row.platform_id, internalAccountsOf(entry), at);
+  await emitBalanceUpdates(trx, row.platform_id, internalAccountsOf(entry), at, entry.balances);
   return entry;
 }
 
@@ -244,13 +244,13 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
   let entry: PostedEntry;
   try {
     if (flow === 'PULL') {
-      const world = await ensureWorldAccount(trx, row.platform_id, row.received_currency!, now.at);
+      const world = await ensureWorldAccount(trx, row.platform_id, row.received_currency!, now.at, row.id);
       entry = await post(trx, deps, row, 'PULL_PENDING', now.at, [
         { accountId: world, currency: row.received_currency!, amount: -Number(row.received_amount) },
         { accountId: row.destination_account_id!, currency: row.received_currency!, amount: Number(row.received_amount), bucket: 'pending' },
       ]);
     } else if (realtimeFunded && !row.hold_account_id!.startsWith('InternalAccount:')) {
-      const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+      const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at, row.id);
       entry = await post(trx, deps, row, 'FUNDING_HOLD', now.at, [
         { accountId: world, currency: row.sent_currency, amount: -total },
         { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total, bucket: 'held' },
@@ -259,7 +259,7 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
       if (realtimeFunded) {
         // A crypto deposit lands in the payer's internal account in the asset (its own
         // INTERNAL_ACCOUNT.BALANCE_UPDATED), then is held for the payment like a prefunded one.
-        const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+        const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at, row.id);
         await post(trx, deps, row, 'DEPOSIT', now.at, [
           { accountId: world, currency: row.sent_currency, amount: -total },
           { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total },
@@ -312,7 +312,7 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
  */
 export async function keepFailedRealtimeDeposit(trx: Trx, deps: PaymentDeps, row: TransactionRow, amount: number, now: Now): Promise<void> {
   if (row.status !== 'FAILED' || !row.hold_account_id?.startsWith('InternalAccount:') || amount <= 0) return;
-  const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+  const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at, row.id);
   await post(trx, deps, row, 'DEPOSIT', now.at, [
     { accountId: world, currency: row.sent_currency, amount: -amount },
     { accountId: row.hold_account_id, currency: row.sent_currency, amount },
@@ -391,14 +391,14 @@ async function capture(trx: Trx, deps: PaymentDeps, row: TransactionRow, at: str
   const total = Number(row.sent_amount);
   const fee = Number(row.platform_fees);
   const currency = row.sent_currency;
-  const world = await ensureWorldAccount(trx, row.platform_id, currency, at);
+  const world = await ensureWorldAccount(trx, row.platform_id, currency, at, row.id);
   const postings: Posting[] = [
     { accountId: row.hold_account_id!, currency, amount: -total, bucket: 'held' },
     { accountId: world, currency, amount: total - fee },
   ];
   if (fee > 0) postings.push({ accountId: await platformFeeAccount(trx, row.platform_id, currency, at), currency, amount: fee });
   if (row.flow === 'INTERNAL_TRANSFER' && row.destination_account_id && row.received_currency) {
-    const worldRecv = await ensureWorldAccount(trx, row.platform_id, row.received_currency, at);
+    const worldRecv = await ensureWorldAccount(trx, row.platform_id, row.received_currency, at, row.id);
     const received = Number(row.received_amount);
     postings.push({ accountId: worldRecv, currency: row.received_currency, amount: -received }, { accountId: row.destination_account_id, currency: row.received_currency, amount: received });
   }
@@ -410,7 +410,7 @@ async function unwindCapture(trx: Trx, deps: PaymentDeps, row: TransactionRow, a
   const total = Number(row.sent_amount);
   const fee = Number(row.platform_fees);
   const currency = row.sent_currency;
-  const world = await ensureWorldAccount(trx, row.platform_id, currency, at);
+  const world = await ensureWorldAccount(trx, row.platform_id, currency, at, row.id);
   const postings: Posting[] = [{ accountId: row.hold_account_id!, currency, amount: total, bucket: 'held' }];
   if (fee > 0) {
     // The platform gives its fee back; what its account no longer holds is borne outside.
@@ -431,7 +431,7 @@ async function fail(trx: Trx, deps: PaymentDeps, row: TransactionRow, outcome: P
   const failure = reason ?? (incoming ? outcome.incomingFailure : outcome.outgoingFailure) ?? 'QUOTE_EXECUTION_FAILED';
   if (incoming) {
     // A pull that did not arrive: its pending credit is undone; nothing to refund.
-    const world = await ensureWorldAccount(trx, row.platform_id, row.received_currency!, now.at);
+    const world = await ensureWorldAccount(trx, row.platform_id, row.received_currency!, now.at, row.id);
     await post(trx, deps, row, 'UNWIND', now.at, [
       { accountId: row.destination_account_id!, currency: row.received_currency!, amount: -Number(row.received_amount), bucket: 'pending' },
       { accountId: world, currency: row.received_currency!, amount: Number(row.received_amount) },
@@ -468,7 +468,7 @@ async function refundPostings(trx: Trx, row: TransactionRow, at: string): Promis
   const back: Posting =
     row.hold_account_id && row.hold_account_id.startsWith('InternalAccount:')
       ? { accountId: row.hold_account_id, currency, amount: total }
-      : { accountId: await ensureWorldAccount(trx, row.platform_id, currency, at), currency, amount: total };
+      : { accountId: await ensureWorldAccount(trx, row.platform_id, currency, at, row.id), currency, amount: total };
   return [{ accountId: row.hold_account_id!, currency, amount: -total, bucket: 'held' }, back];
 }
 
@@ -504,7 +504,7 @@ async function settle(trx: Trx, deps: PaymentDeps, row: TransactionRow, outcome:
     ];
     const fee = Number(row.platform_fees);
     if (fee > 0) {
-      const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at);
+      const world = await ensureWorldAccount(trx, row.platform_id, row.sent_currency, now.at, row.id);
       postings.push({ accountId: world, currency: row.sent_currency, amount: -fee }, { accountId: await platformFeeAccount(trx, row.platform_id, row.sent_currency, now.at), currency: row.sent_currency, amount: fee });
     }
     await post(trx, deps, row, 'COLLECT', now.at, postings, row.hold_entry_id);
