@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DB, InternalAccountsTable } from '../../kernel/db/schema.js';
 import { preparedByPlatformAndId } from '../../kernel/db/prepared.js';
+import { TableCache } from '../../kernel/db/table-cache.js';
 
 export type InternalAccountRow = Selectable<InternalAccountsTable>;
 type Db = Kysely<DB> | Transaction<DB>;
@@ -29,8 +30,16 @@ export async function holdingAccountsOf(db: Db, platformId: string, customerId: 
 }
 
 export async function findAccount(db: Db, platformId: string, id: string): Promise<InternalAccountRow | undefined> {
-  return accountById.first(db, { platformId, id });
+  return accounts.get(db as Kysely<DB>, `${platformId}\u0000${id}`, async () => frozen(await accountById.first(db, { platformId, id })));
 }
+
+/**
+ * Accounts read by every payment (its source, then its balance event) and settlement, kept
+ * while the internal_accounts table does not change (SQLite: across requests; PostgreSQL:
+ * within one transaction; db/table-cache.ts). Shared, so frozen.
+ */
+const accounts = new TableCache<string, InternalAccountRow | undefined>(['internal_accounts']);
+const frozen = <T extends object>(row: T | undefined): T | undefined => (row ? Object.freeze(row) : row);
 
 /** Read on every quote and ledger entry: built and compiled once (kernel/db/prepared.ts). */
 const accountById = preparedByPlatformAndId('internal_accounts').find;
