@@ -245,9 +245,9 @@ export class JobQueue {
     const realNow = this.clock.nowMs();
     const postgres = this.store.kind === 'postgres';
     const budgetMs = opts.budgetMs ?? (postgres ? PG_BATCH_BUDGET_MS : BATCH_BUDGET_MS);
-    // PostgreSQL: the batch's connection before any waiting request's (priority-pool.ts).
-    const run = <T>(fn: () => Promise<T>) => (postgres ? withPoolPriority(fn) : fn());
-    return run(() =>
+    // The batch's connection before any waiting request's (PostgreSQL: priority-pool.ts;
+    // SQLite's one connection has no queue of its own).
+    return withPoolPriority(() =>
       db.transaction().execute(async (trx) => {
         const params: Record<string, unknown> = { now: realNow, max, platformId };
         kinds.forEach((k, i) => (params[`k${i}`] = k));

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { iso, ManualClock } from '../../src/kernel/clock.js';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
 import { emitEvent, listEvents } from '../../src/kernel/events.js';
+import { hasPoolPriority } from '../../src/kernel/db/priority-pool.js';
 import { type JobContext, JobQueue, type JobRecord } from '../../src/kernel/jobs.js';
 import { freshStore, makeApp, openSameSchema, sleep, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
 
@@ -37,6 +38,18 @@ describe(`durable jobs (${STORE})`, () => {
       at: iso(t.clock.nowMs()),
       ...(extra.maxAttempts !== undefined ? { maxAttempts: extra.maxAttempts } : {}),
     });
+
+  it('runs its handlers first in line for the pool (priority-pool.ts), and nothing after them', async () => {
+    const had: boolean[] = [];
+    jobs.register('test.priority', async () => {
+      had.push(hasPoolPriority());
+    });
+    await schedule('test.priority', t.clock.nowMs());
+    await schedule('test.priority', t.clock.nowMs());
+    expect(await jobs.runDue()).toBe(2);
+    expect(had).toEqual([true, true]);
+    expect(hasPoolPriority()).toBe(false);
+  });
 
   it('runs a job that is due now exactly once, with its payload', async () => {
     const seen: JobContext[] = [];

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
-import { PriorityPool, withPoolPriority } from '../../src/kernel/db/priority-pool.js';
+import { hasPoolPriority, PriorityPool, withPoolPriority } from '../../src/kernel/db/priority-pool.js';
+import { PollingLoop } from '../../src/kernel/polling.js';
 import { freshStore, STORE, type TestStore } from '../helpers.js';
 
 // PostgreSQL hands its pool's connections to the job worker's claims before waiting requests
@@ -103,6 +104,33 @@ describe('PriorityPool', () => {
     expect(pool.state.lent).toBe(1);
     c.release();
     expect(pool.state).toEqual({ lent: 0, priorityWaiting: 0, waiting: 0 });
+  });
+});
+
+describe('who has the priority', () => {
+  it('a background loop started or kicked from priority work does not inherit it', async () => {
+    const seen: boolean[] = [];
+    let passes = 0;
+    const loop = new PollingLoop(
+      async () => {
+        seen.push(hasPoolPriority());
+        passes += 1;
+        return false;
+      },
+      { pollMs: () => 5, maxPerPass: 1, onError: (err) => { throw err; } },
+    );
+    withPoolPriority(() => {
+      expect(hasPoolPriority()).toBe(true);
+      loop.start();
+    });
+    while (passes < 3) await new Promise((r) => setTimeout(r, 5));
+    withPoolPriority(() => loop.kick());
+    const before = passes;
+    while (passes < before + 2) await new Promise((r) => setTimeout(r, 5));
+    await loop.stop();
+    expect(seen.length).toBeGreaterThanOrEqual(5);
+    expect(seen.every((p) => p === false)).toBe(true);
+    expect(hasPoolPriority()).toBe(false);
   });
 });
 

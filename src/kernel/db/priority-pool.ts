@@ -16,6 +16,20 @@ export function withPoolPriority<T>(fn: () => T): T {
   return priority.run(true, fn);
 }
 
+/** Whether the code running now has the priority (tests). */
+export function hasPoolPriority(): boolean {
+  return priority.getStore() === true;
+}
+
+/**
+ * Run `fn` without the priority, whatever context called it: a background loop started from
+ * a job (a webhook delivery kicked by an event the job emitted) must not inherit the job's
+ * turn for every pass after.
+ */
+export function withoutPoolPriority<T>(fn: () => T): T {
+  return priority.exit(fn);
+}
+
 /** The part of pg.Pool and its clients that Kysely's PostgresDialect uses. */
 interface Releasable {
   release: (err?: unknown) => void;
