@@ -49,8 +49,23 @@ const concat = (...parts: Uint8Array[]) => {
   return out;
 };
 
+/**
+ * A random wallet whose address does not end in three digits: such an ending is a sandbox
+ * suffix (1xx name verification, 105 an account that does not exist, 002–007 outcomes), which
+ * would make a random address fail now and then.
+ */
+function plainAddress<W extends { address: string }>(make: () => W): W {
+  for (;;) {
+    const w = make();
+    if (!/\d{3}$/.test(w.address)) return w;
+  }
+}
+
 /** An EVM wallet: its address and personal_sign (EIP-191, hex r‖s‖v with v 27/28). */
 function evmWallet() {
+  return plainAddress(evmWalletAny);
+}
+function evmWalletAny() {
   const { secretKey, publicKey } = secp256k1.keygen();
   const uncompressed = secp256k1.Point.fromBytes(publicKey).toBytes(false);
   const address = `0x${hex.encode(keccak_256(uncompressed.slice(1)).slice(-20))}`;
@@ -65,12 +80,18 @@ function evmWallet() {
 
 /** A Solana wallet: the address is the Ed25519 public key; signatures base58. */
 function solanaWallet() {
+  return plainAddress(solanaWalletAny);
+}
+function solanaWalletAny() {
   const { secretKey, publicKey } = ed25519.keygen();
   return { address: base58.encode(publicKey), sign: (message: string) => base58.encode(ed25519.sign(utf8(message), secretKey)) };
 }
 
 /** A Tron wallet: base58check(0x41 + keccak address); signMessageV2. */
 function tronWallet() {
+  return plainAddress(tronWalletAny);
+}
+function tronWalletAny() {
   const { secretKey, publicKey } = secp256k1.keygen();
   const uncompressed = secp256k1.Point.fromBytes(publicKey).toBytes(false);
   const address = createBase58check(sha256).encode(concat(new Uint8Array([0x41]), keccak_256(uncompressed.slice(1)).slice(-20)));
@@ -84,6 +105,9 @@ function tronWallet() {
 
 /** A Spark wallet: bech32m of the identity key; Bitcoin signed message (BIP-137, compressed header 31–34), base64. */
 function sparkWallet() {
+  return plainAddress(sparkWalletAny);
+}
+function sparkWalletAny() {
   const { secretKey, publicKey } = secp256k1.keygen();
   const address = bech32m.encode('spark', bech32m.toWords(concat(new Uint8Array([0x0a, 0x21]), publicKey)), 1000);
   const sign = (message: string): string => {
