@@ -6,14 +6,14 @@ import type { Store } from './db/connect.js';
 import type { DB } from './db/schema.js';
 import { newId } from './ids.js';
 import { PollingLoop } from './polling.js';
-import { preparedByShape, preparedInsert, preparedUpdate } from './db/prepared.js';
+import { prepared, preparedByShape, preparedInsert, preparedUpdate } from './db/prepared.js';
 import { withPoolPriority } from './db/priority-pool.js';
 
 // Durable jobs. A delayed step (the 30-second sandbox failure, the 6-minute payment,
 // a webhook retry) is a row with a due time on its platform's clock. A worker loop in
 // each server process claims due rows (FOR UPDATE SKIP LOCKED on PostgreSQL, so two
 // processes never take the same row) and runs the handler in the same transaction that
-// marks the job done: the handler's writes and the completion commit together, or not at
+// deletes the job's row: the handler's writes and the completion commit together, or not at
 // all. A handler that throws is rolled back to a savepoint and the job is rescheduled with
 // exponential backoff and jitter until it runs out of attempts. Nothing sleeps: a job that
 // came due while the server was down runs at the next start. A process only claims kinds it
@@ -37,6 +37,8 @@ const PG_BATCH_BUDGET_MS = 100;
 // The worker's queries, built and compiled once (db/prepared.ts).
 const insertJob = preparedInsert('jobs');
 const updateJob = preparedUpdate('jobs', ['id']);
+/** A job that ran is deleted in the transaction of its handler's writes (issue 15: bytes per flow). */
+const deleteJob = prepared<{ id: string }>((db, p) => db.deleteFrom('jobs').where('id', '=', p('id')));
 
 interface ClaimRow {
   id: string;
@@ -292,7 +294,9 @@ export class JobQueue {
       }
     }
     if (error === undefined) {
-      await updateJob(trx, { status: 'done', attempts, updated_at: at, last_error: null }, [row.id]);
+      // Done: the row goes with the commit of what the handler wrote (nothing reads a done
+      // job; a job that failed for good stays, 'failed', with its last error).
+      await deleteJob.execute(trx, { id: row.id });
       return;
     }
     const message = error instanceof Error ? error.message : String(error);

@@ -49,8 +49,8 @@ describe(`sandbox clock (${STORE})`, () => {
     expect(ran[0]!.nowMs).toBeGreaterThanOrEqual(start + 360_000);
     expect(ran[0]!.nowMs).toBeLessThan(start + 361_000);
     expect((await t.call('GET', '/sandbox/clock')).json().offsetSeconds).toBe(361);
-    const job = await t.store.db.selectFrom('jobs').select(['status']).where('kind', '=', 'test.clock').executeTakeFirstOrThrow();
-    expect(job.status).toBe('done');
+    // It ran: its row went with the commit of what it wrote.
+    expect(await t.store.db.selectFrom('jobs').select(['status']).where('kind', '=', 'test.clock').execute()).toEqual([]);
     const admin = await t.app.inject({ method: 'GET', url: `/admin/platforms/${platformId}`, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(admin.json().name).toBe('touched by the job');
   });

@@ -86,7 +86,7 @@ export interface JobsTable {
   payload: string;
   /** Due time on the platform's clock (real time for jobs without a platform). */
   run_at_ms: number;
-  /** 'pending' | 'done' | 'failed'. */
+  /** 'pending' | 'failed' (a job that ran is deleted; rows written before issue 15's change may say 'done'). */
   status: string;
   attempts: number;
   max_attempts: number;
