@@ -128,6 +128,41 @@ describe(`quotes (${STORE})`, () => {
       }
     });
 
+    it('stores rateDetails as six numbers; the quote and its transaction show the same object, also from rows stored as the object', async () => {
+      // An app of its own: the fee it pays must not reach the platform fee account the other tests read.
+      const own = await makeApp();
+      const patched = await own.call('PATCH', '/config', { feeConfigs: [usdFee(100, 5_000)] });
+      expect(patched.statusCode, patched.body).toBe(200);
+      try {
+        const c = await newCustomer(own, ['USD']);
+        await fund(own, c.accounts.USD!.id, 200_000);
+        const dest = await eurExternal(own, c.id);
+        const res = await own.call('POST', '/quotes', quoteRequest(c.accounts.USD!.id, dest, 100_000));
+        expect(res.statusCode, res.body).toBe(201);
+        const q = res.json() as QuoteBody;
+        const details = q.rateDetails;
+        expect(details).toMatchObject({ counterpartyFixedFee: 0, gridApiFixedFee: 5_000, gridApiVariableFeeRate: 0.01, gridApiVariableFeeAmount: 950, gridApiMultiplier: 0.99 });
+        expect(details.counterpartyMultiplier).toBeGreaterThan(0);
+        const row = await own.store.db.selectFrom('quotes').select('rate_details').where('id', '=', q.id).executeTakeFirstOrThrow();
+        expect(JSON.parse(row.rate_details)).toEqual([details.counterpartyMultiplier, 0, 0.99, 5_000, 0.01, 950]);
+        expect((await own.call('GET', `/quotes/${encodeURIComponent(q.id)}`)).json().rateDetails).toEqual(details);
+        const ex = await own.call('POST', `/quotes/${encodeURIComponent(q.id)}/execute`);
+        expect(ex.statusCode, ex.body).toBe(200);
+        const tx = await own.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`);
+        expect(tx.json().rateDetails).toEqual(details);
+
+        // Rows written before the packed form hold the object's JSON: they read the same.
+        const asObject = JSON.stringify(details);
+        await own.store.db.updateTable('quotes').set({ rate_details: asObject }).where('id', '=', q.id).execute();
+        await own.store.db.updateTable('transactions').set({ rate_details: asObject }).where('id', '=', q.transactionId).execute();
+        expect((await own.call('GET', `/quotes/${encodeURIComponent(q.id)}`)).json().rateDetails).toEqual(details);
+        expect((await own.call('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json().rateDetails).toEqual(details);
+        await assertLedgerInvariants(own.store);
+      } finally {
+        await own.close();
+      }
+    });
+
     it('charges the variable platform fee on the sending amount net of the fixed fee, the same in quotes, lookups and GET /exchange-rates', async () => {
       const patched = await t.call('PATCH', '/config', { feeConfigs: [usdFee(100, 5_000)] });
       expect(patched.statusCode, patched.body).toBe(200);

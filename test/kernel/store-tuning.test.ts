@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { iso, ManualClock } from '../../src/kernel/clock.js';
-import { EXTERNAL_CHECK_MS, openStore, type Store, withStatementCache, writeTargetOf } from '../../src/kernel/db/connect.js';
+import { EXTERNAL_CHECK_MS, LEAF_TABLES, openStore, type Store, withStatementCache, writeTargetOf } from '../../src/kernel/db/connect.js';
 import { groupedInsert } from '../../src/kernel/db/grouped-insert.js';
 import { VOLUME_STATUSES_NOT_COUNTED } from '../../src/kernel/db/migrations.js';
 import { migrate } from '../../src/kernel/db/migrations.js';
@@ -52,12 +52,31 @@ describe('SQLite statement cache', () => {
     expect(writeTargetOf('insert or ignore into platforms (id) values (?)')).toBe('platforms');
     expect(writeTargetOf('update "platforms" set "name" = ?')).toBe('platforms');
     expect(writeTargetOf('delete from "fee_configs" where "id" = ?')).toBe('*'); // may cascade
+    expect(writeTargetOf('delete from "jobs" where "id" = ?')).toBe('jobs'); // nothing cascades from jobs
+    expect(writeTargetOf('delete from jobs_archive where id = ?')).toBe('*');
     expect(writeTargetOf('insert or replace into platforms (id) values (?)')).toBe('*');
     expect(writeTargetOf('insert into "jobs" ("id") values (?) on conflict do nothing')).toBe('jobs');
     expect(writeTargetOf('with x as (select 1) update "platforms" set "name" = ?')).toBe('*');
     expect(writeTargetOf('alter table platforms add column x text')).toBe('*');
     expect(writeTargetOf('rollback')).toBe('*');
     expect(writeTargetOf('rollback to savepoint job_run')).toBe('*');
+  });
+
+  it('a delete from a leaf table cannot cascade: no foreign key names it, no trigger runs on it', async () => {
+    const store = await openStore({ kind: 'sqlite', location: ':memory:' });
+    try {
+      await migrate(store);
+      const tables = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db);
+      expect(tables.rows.map((r) => r.name)).toEqual(expect.arrayContaining([...LEAF_TABLES]));
+      for (const { name } of tables.rows) {
+        const fks = await sql<{ table: string }>`select "table" from pragma_foreign_key_list(${name})`.execute(store.db);
+        for (const fk of fks.rows) expect(LEAF_TABLES.has(fk.table.toLowerCase()), `${name} references ${fk.table}`).toBe(false);
+      }
+      const triggers = await sql<{ tbl_name: string }>`select tbl_name from sqlite_master where type = 'trigger'`.execute(store.db);
+      for (const t of triggers.rows) expect(LEAF_TABLES.has(t.tbl_name.toLowerCase()), `trigger on ${t.tbl_name}`).toBe(false);
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { packRateDetails, unpackRateDetails } from './rate-details.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
 import { walletQuoteInstructions } from '../embedded-wallets/service.js';
 import { iso } from '../../kernel/clock.js';
@@ -85,7 +86,7 @@ export function quoteView(row: QuoteRow, nowMs: number): Quote {
     feesIncluded: Number(row.fees),
     platformFeesIncluded: Number(row.platform_fees),
     transactionId: row.transaction_id!,
-    rateDetails: JSON.parse(row.rate_details) as OutgoingRateDetails,
+    rateDetails: unpackRateDetails(row.rate_details),
   };
   // While a quote waits for SCA authorization it shows its challenge, and withholds its paymentInstructions.
   if (row.payment_instructions !== null && row.status !== 'PENDING_AUTHORIZATION') v.paymentInstructions = JSON.parse(row.payment_instructions) as Quote['paymentInstructions'];
@@ -461,7 +462,7 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
     fees: priced.fees,
     platform_fees: priced.fees,
     exchange_rate: String(priced.exchangeRate),
-    rate_details: JSON.stringify(priced.rateDetails),
+    rate_details: packRateDetails(priced.rateDetails),
     payment_rail: rail,
     description: body.description ?? null,
     remittance_information: body.remittanceInformation ?? null,

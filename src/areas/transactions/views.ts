@@ -1,5 +1,5 @@
 import { currencyAmount } from '../../kernel/money.js';
-import type { OutgoingRateDetails } from '../quotes/schemas.js';
+import { unpackRateDetails } from '../quotes/rate-details.js';
 import type { AnyTransaction, IncomingTransaction, OutgoingTransaction, Refund } from './schemas.js';
 import type { TransactionRow } from './store.js';
 
@@ -67,7 +67,7 @@ export function transactionView(row: TransactionRow, nowMs?: number): AnyTransac
     paymentRail: (row.payment_rail ?? null) as OutgoingTransaction['paymentRail'],
   };
   if (received) v.receivedAmount = received;
-  if (row.rate_details !== null) v.rateDetails = parse<OutgoingRateDetails>(row.rate_details)!;
+  if (row.rate_details !== null) v.rateDetails = unpackRateDetails(row.rate_details);
   if (row.payment_instructions !== null) v.paymentInstructions = parse(row.payment_instructions)!;
   if (row.failure_reason !== null) v.failureReason = row.failure_reason as OutgoingTransaction['failureReason'];
   if (row.rail_selection_mode !== null) v.railSelectionMode = row.rail_selection_mode as 'AUTO' | 'MANUAL';

@@ -310,16 +310,28 @@ type WriteTarget = string | null;
 
 // A rollback (of a transaction or to a savepoint) undoes writes whose rows a cache may have
 // read meanwhile, and a delete (or a replace) may cascade to other tables through foreign
-// keys: both count as a write of every table ('*', below). An insert or an update writes
+// keys: both count as a write of every table ('*', below), except a delete from a table
+// nothing cascades from (LEAF_TABLES). An insert or an update writes
 // its own table only (no foreign key cascades on update).
 const READ_ONLY = /^\s*(select|begin|commit|end|savepoint|release)\b/i;
 const WRITE_ONE = /^\s*(?:insert(?:\s+or\s+(?:abort|fail|ignore|rollback))?\s+into|update(?:\s+or\s+(?:abort|fail|ignore|rollback))?)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?[\s(]/i;
+
+const DELETE_FROM = /^\s*delete\s+from\s+"?([A-Za-z_][A-Za-z0-9_]*)"?[\s;]/i;
+/**
+ * Tables a delete cannot cascade from: no foreign key names them and no trigger runs on them
+ * (test/kernel/store-tuning.test.ts checks the schema). A job that ran is deleted (issue 15),
+ * and that must not drop every cache at each job.
+ */
+export const LEAF_TABLES: ReadonlySet<string> = new Set(['jobs']);
 
 /** The table a statement writes, from its SQL text; '*' when it cannot tell (DDL, a CTE, a pragma, a rollback). */
 export function writeTargetOf(text: string): WriteTarget {
   if (READ_ONLY.test(text)) return null;
   const m = WRITE_ONE.exec(text);
-  return m ? m[1]!.toLowerCase() : '*';
+  if (m) return m[1]!.toLowerCase();
+  const d = DELETE_FROM.exec(text);
+  if (d && LEAF_TABLES.has(d[1]!.toLowerCase())) return d[1]!.toLowerCase();
+  return '*';
 }
 
 /**

@@ -507,7 +507,7 @@ export interface QuotesTable {
   platform_fees: number;
   /** Sending units per receiving unit (JSON number as text). */
   exchange_rate: string;
-  /** JSON OutgoingRateDetails. */
+  /** OutgoingRateDetails: its six numbers as a JSON array (quotes/rate-details.ts), or the object (rows before issue 15). */
   rate_details: string;
   payment_rail: string | null;
   description: string | null;
