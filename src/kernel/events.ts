@@ -52,7 +52,7 @@ export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: s
   const id = newId('Webhook');
   const payload = { id, type: event.type, timestamp: at, data: event.data };
   // The payload once, in the event's row, packed (event-bodies.ts); `payload` stays empty.
-  const inserted = await insertEvent.first(trx, { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: packPayload(JSON.stringify(payload)), created_at: at });
+  const inserted = await insertEvent.first(trx, { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: packPayload(JSON.stringify(payload), { id, resource_id: event.resourceId, created_at: at }), created_at: at });
   if (!inserted) throw new Error('insert into events returned no seq');
   // Its delivery, in the same transaction, only when the platform has a webhook endpoint:
   // then it is due now. Without one no row is written; the event's delivery is shown as

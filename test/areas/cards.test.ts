@@ -691,7 +691,7 @@ describe(`cards (${STORE})`, () => {
         (await t.call('GET', '/cards?limit=100')).body,
         (await t.call('GET', `/cards/${card.id}/transactions`)).body,
         ...receiver.got.map((x) => x.body),
-        JSON.stringify((await t.store.db.selectFrom('events').select(['payload', 'body']).execute()).map(payloadText)),
+        JSON.stringify((await t.store.db.selectFrom('events').select(['id', 'resource_id', 'created_at', 'payload', 'body']).execute()).map(payloadText)),
         JSON.stringify(await t.store.db.selectFrom('idempotency_keys').selectAll().execute()),
         JSON.stringify(await t.store.db.selectFrom('cards').selectAll().execute()),
         JSON.stringify(await t.store.db.selectFrom('card_reveals').selectAll().execute()),

@@ -3,6 +3,8 @@ import { DICTIONARY_V1_BYTES, packPayload, payloadText, unpackPayload } from '..
 
 // The stored form of event payloads (issue 15): packed once per event, read back byte for byte.
 
+const row = { id: 'Webhook:01a221a9-5125-71c6-99c9-9cc19d8df78f', resource_id: 'Transaction:01a221a9-50a5-73dd-aa54-435a3a70a249', created_at: '2026-11-28T10:17:52.930Z' };
+
 const paymentEvent = (n: number) =>
   JSON.stringify({
     id: `Webhook:${crypto.randomUUID()}`,
@@ -37,10 +39,12 @@ describe('event bodies', () => {
       '',
     ];
     for (const text of texts) {
-      const packed = packPayload(text);
-      expect(packed[0]).toBe(1);
-      expect(unpackPayload(packed)).toBe(text);
-      expect(payloadText({ payload: '', body: packed })).toBe(text);
+      const packed = packPayload(text, row);
+      expect(packed[0]).toBe(2);
+      expect(unpackPayload(packed, row)).toBe(text);
+      expect(payloadText({ ...row, payload: '', body: packed })).toBe(text);
+      // Version 2 reads only with the row it was stored in: its values are part of the dictionary.
+      expect(() => unpackPayload(packed)).toThrow(/only with its row/);
     }
   });
 
@@ -48,16 +52,33 @@ describe('event bodies', () => {
     for (let n = 0; n < 20; n += 1) {
       const text = paymentEvent(n);
       expect(text.length).toBeGreaterThan(900);
-      expect(packPayload(text).length).toBeLessThan(text.length / 3);
+      expect(packPayload(text, row).length).toBeLessThan(text.length / 3);
     }
+  });
+
+  it("takes the row's own time, resource id and event id from the dictionary", () => {
+    const text = JSON.stringify({ id: row.id, type: 'OUTGOING_PAYMENT.COMPLETED', timestamp: row.created_at, data: { id: row.resource_id, status: 'COMPLETED', updatedAt: row.created_at } });
+    const other = { id: 'Webhook:01a221a9-6fdb-7018-bdbe-b40b672c67e0', resource_id: 'Transaction:01a221a9-6fce-727c-b7ab-e7de1c01a852', created_at: '2027-01-02T03:04:05.678Z' };
+    // The same text stored in another row (whose values it does not repeat) packs larger.
+    expect(packPayload(text, row).length + 30).toBeLessThan(packPayload(text, other).length);
+    expect(unpackPayload(packPayload(text, other), other)).toBe(text);
+  });
+
+  it('reads bodies of version 1 (the shared dictionary alone), stored before version 2', () => {
+    // Written by version 1's packPayload (commit 2e207aa).
+    const v1 = Buffer.from('AbWWwQ2AMAwDJwqK04Y0zMGLX9SqW3R3xAsJQX9sYEv22Q9qMEIE4aQQJUNdyb06ea3wVlq30idkmc4oQFJ28AbbVBZPfMxwc0vhULLUGkVoppw0UhiHZP9y/N6T64f+EMcxTg==', 'base64');
+    expect(v1[0]).toBe(1);
+    const text = JSON.stringify({ id: row.id, type: 'OUTGOING_PAYMENT.COMPLETED', timestamp: row.created_at, data: { id: row.resource_id, status: 'COMPLETED', sentAmount: { amount: 1000, currency: { code: 'USD', name: 'United States Dollar', symbol: '$', decimals: 2 } } } });
+    expect(unpackPayload(v1)).toBe(text);
+    expect(payloadText({ ...row, payload: '', body: v1 })).toBe(text);
   });
 
   it('reads rows stored before bodies (JSON in payload), and refuses an unknown version', () => {
     expect(payloadText({ payload: '{"a":1}', body: null })).toBe('{"a":1}');
     expect(payloadText({ payload: '{"a":1}' })).toBe('{"a":1}');
-    const packed = packPayload('{"a":1}');
+    const packed = packPayload('{"a":1}', row);
     packed[0] = 9;
-    expect(() => unpackPayload(packed)).toThrow(/unknown version 9/);
+    expect(() => unpackPayload(packed, row)).toThrow(/unknown version 9/);
   });
 
   it('keeps the dictionary inside the 4 KB window', () => {

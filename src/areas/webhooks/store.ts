@@ -91,7 +91,7 @@ export async function sendMaterial(db: Db, delivery: DeliveryRow): Promise<SendM
     .selectFrom('events as ev')
     .innerJoin('platforms as p', 'p.id', 'ev.platform_id')
     .leftJoin('platform_configs as c', 'c.platform_id', 'ev.platform_id')
-    .select(['ev.payload', 'ev.body', 'c.webhook_endpoint', 'p.webhook_private_key'])
+    .select(['ev.id', 'ev.resource_id', 'ev.created_at', 'ev.payload', 'ev.body', 'c.webhook_endpoint', 'p.webhook_private_key'])
     .where('ev.id', '=', delivery.event_id)
     .where('ev.platform_id', '=', delivery.platform_id)
     .executeTakeFirst();
