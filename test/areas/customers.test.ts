@@ -380,6 +380,23 @@ describe(`customer validation (${STORE})`, () => {
     expect(errors[1]!.message).toContain('CHF');
   });
 
+  it('follows PATCH /config at once: a currency dropped is refused by the next create, added back accepted', async () => {
+    const original = (await t.call('GET', '/config')).json().supportedCurrencies as Array<{ currencyCode: string }>;
+    expect(original.map((c) => c.currencyCode)).toContain('EUR');
+    expect((await t.call('POST', '/customers', individual({ currencies: ['EUR'] }))).statusCode).toBe(201);
+    try {
+      const narrowed = await t.call('PATCH', '/config', { supportedCurrencies: original.filter((c) => c.currencyCode !== 'EUR') });
+      expect(narrowed.statusCode, narrowed.body).toBe(200);
+      const errors = await rejected(individual({ currencies: ['USD', 'EUR'] }));
+      expect(errors.map((e) => e.field)).toEqual(['currencies.1']);
+      expect(errors[0]!.constraint!.enum).not.toContain('EUR');
+    } finally {
+      const restored = await t.call('PATCH', '/config', { supportedCurrencies: original });
+      expect(restored.statusCode, restored.body).toBe(200);
+    }
+    expect((await t.call('POST', '/customers', individual({ currencies: ['EUR'] }))).statusCode).toBe(201);
+  });
+
   it('accepts the enhanced due diligence fields with the reference enums only', async () => {
     const c = await create(t, individual(EDD));
     expect(c).toMatchObject(EDD);

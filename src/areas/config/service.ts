@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
+import { TableCache } from '../../kernel/db/table-cache.js';
 import type { DB } from '../../kernel/db/schema.js';
 import type { Hooks } from '../../kernel/hooks.js';
 import { apiError, type FieldError, FieldErrors } from '../../kernel/errors.js';
@@ -72,6 +73,30 @@ function configView(row: ConfigRow, platform: PlatformRow, fees: FeeRow[]): Plat
   if (row.embedded_wallet_config) v.embeddedWalletConfig = JSON.parse(row.embedded_wallet_config) as EmbeddedWalletConfig;
   if (row.card_tokenization_2fa_config) v.cardTokenization2faConfig = JSON.parse(row.card_tokenization_2fa_config) as CardTokenization2FAConfig;
   return v;
+}
+
+/** What creating a customer or an account needs of the configuration. */
+export interface PlatformSettings {
+  /** The supported currencies' codes, in the configuration's order. */
+  readonly supportedCurrencies: readonly string[];
+  readonly umaDomain: string;
+}
+
+/** A platform's settings, kept while platform_configs does not change (db/table-cache.ts; frozen). */
+const settingsCache = new TableCache<string, Readonly<PlatformSettings>>(['platform_configs']);
+
+/**
+ * The supported currencies and UMA domain of a platform: the configuration's row alone, read
+ * once per change of the table instead of the whole configuration (its fees too) at every
+ * create (issue 15: two statements per `POST /customers`).
+ */
+export function platformSettings(db: Db, platformId: string): Promise<Readonly<PlatformSettings>> {
+  return settingsCache.get(db, platformId, async () => {
+    const row = await findConfig(db, platformId);
+    if (!row) throw new Error(`platform ${platformId} has no configuration row`);
+    const currencies = (JSON.parse(row.supported_currencies) as PlatformCurrencyConfig[]).map((c) => c.currencyCode);
+    return Object.freeze({ supportedCurrencies: Object.freeze(currencies), umaDomain: row.uma_domain });
+  });
 }
 
 export async function getConfig(db: Db, platform: PlatformRow): Promise<PlatformConfig> {

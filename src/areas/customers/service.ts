@@ -12,7 +12,7 @@ import { paginate, type Page } from '../../kernel/pagination.js';
 import { keptCount } from '../../kernel/db/list-counts.js';
 import { providerMandatesCustomerAuthentication } from '../../sandbox/customer-authentication.js';
 import { END_USER_TERMS_VERSIONS, individualOutcome } from '../../sandbox/verification-rules.js';
-import { getConfig } from '../config/service.js';
+import { platformSettings } from '../config/service.js';
 import { platformOptions } from '../platforms/service.js';
 import type { PlatformRow } from '../platforms/store.js';
 import { ownersOfCustomer } from '../beneficial-owners/view.js';
@@ -148,7 +148,7 @@ function checkUpdateFields(body: unknown, row: CustomerRow | undefined, errors: 
 }
 
 async function supportedCurrencies(db: Db, platform: PlatformRow): Promise<string[]> {
-  return (await getConfig(db, platform)).supportedCurrencies.map((c) => c.currencyCode);
+  return [...(await platformSettings(db, platform.id)).supportedCurrencies];
 }
 
 function fieldErrorsWith(prior: readonly FieldError[]): FieldErrors {
@@ -206,8 +206,8 @@ export interface CustomerDeps {
 
 export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, at: string, body: CustomerCreateRequest): Promise<Customer> {
   const { store } = deps;
-  const config = await getConfig(store.db, platform);
-  const supported = config.supportedCurrencies.map((c) => c.currencyCode);
+  const config = await platformSettings(store.db, platform.id);
+  const supported = [...config.supportedCurrencies];
   const errors = new FieldErrors();
   checkCustomerFields(body, undefined, errors, supported);
   errors.throwIfAny();
@@ -277,8 +277,8 @@ export interface CreateSettings {
 }
 
 export async function createSettings(db: Db, platform: PlatformRow): Promise<CreateSettings> {
-  const config = await getConfig(db, platform);
-  return { supported: config.supportedCurrencies.map((c) => c.currencyCode), umaDomain: config.umaDomain };
+  const config = await platformSettings(db, platform.id);
+  return { supported: [...config.supportedCurrencies], umaDomain: config.umaDomain };
 }
 
 /**

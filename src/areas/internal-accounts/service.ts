@@ -10,7 +10,7 @@ import { newId } from '../../kernel/ids.js';
 import { currencyAmount } from '../../kernel/money.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
 import { fundingInstructions, fundingReference } from '../../sandbox/funding-instructions.js';
-import { getConfig } from '../config/service.js';
+import { platformSettings } from '../config/service.js';
 import { findCustomer } from '../customers/store.js';
 import { type Balance, balancesOf, ensureWorldAccount, openInternalLedgerAccounts } from '../ledger/service.js';
 import { findPlatform, type PlatformRow } from '../platforms/store.js';
@@ -76,7 +76,7 @@ export async function openHoldingAccounts(db: Db, platformId: string, customerId
 }
 
 async function supportedCurrencies(db: Db, platform: PlatformRow): Promise<string[]> {
-  return (await getConfig(db, platform)).supportedCurrencies.map((c) => c.currencyCode);
+  return [...(await platformSettings(db, platform.id)).supportedCurrencies];
 }
 
 /**
