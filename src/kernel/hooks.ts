@@ -27,6 +27,7 @@ export interface PlatformConfigUpdatedEvent {
 }
 
 export class Hooks {
+  /** Run right after the customer's row is inserted, in that transaction: nothing of it exists yet but the row. */
   readonly customerCreated: Array<(e: CustomerCreatedEvent) => Promise<void>> = [];
   readonly customerUpdated: Array<(e: CustomerUpdatedEvent) => Promise<void>> = [];
   readonly platformConfigUpdated: Array<(e: PlatformConfigUpdatedEvent) => Promise<void>> = [];

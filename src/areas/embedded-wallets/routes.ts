@@ -69,7 +69,7 @@ const signedNote = ' Signed action: the first call (no Service-Wallet-Signature,
 export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock, sealer, hooks } = app.deps;
   const deps = { store, sealer };
-  hooks.customerCreated.push((e) => onCustomerChange(sealer, e));
+  hooks.customerCreated.push((e) => onCustomerChange(sealer, e, { created: true }));
   hooks.customerUpdated.push((e) => onCustomerChange(sealer, e));
   // The body of these operations is optional: no body reads as {}.
   const optionalBody = async (req: FastifyRequest) => {

@@ -11,7 +11,7 @@ import type { CustomerCreatedEvent } from '../../kernel/hooks.js';
 import { newId } from '../../kernel/ids.js';
 import { openSealed, type Sealer } from '../../kernel/sealed.js';
 import { fundingReference } from '../../sandbox/funding-instructions.js';
-import { getConfig } from '../config/service.js';
+import { platformSettings } from '../config/service.js';
 import { findCustomer } from '../customers/store.js';
 import { getInternalAccount, requireInternalAccount } from '../internal-accounts/service.js';
 import type { InternalAccount } from '../internal-accounts/schemas.js';
@@ -136,11 +136,12 @@ const bodyHash = (body: unknown) => sha256Hex(stable(body ?? {}));
  * wallet currency, with its EMAIL_OTP credential tied to that email; keep tied EMAIL_OTP
  * credentials in step with the customer's email.
  */
-export async function onCustomerChange(sealer: Sealer, e: CustomerCreatedEvent): Promise<void> {
+export async function onCustomerChange(sealer: Sealer, e: CustomerCreatedEvent, opts: { created?: boolean } = {}): Promise<void> {
   const { trx, platform } = e;
   const customer = await findCustomer(trx, platform.id, e.customerId);
   if (!customer) return;
-  const wallets = await store.walletAccountsOf(trx, platform.id, e.customerId);
+  // A customer created in this transaction has no wallet yet: no need to look (issue 15).
+  const wallets = opts.created ? [] : await store.walletAccountsOf(trx, platform.id, e.customerId);
   if (wallets.length > 0) {
     for (const w of wallets) await syncEmailCredential(trx, platform.id, w.id, customer.email, e.at);
     return;
@@ -149,8 +150,7 @@ export async function onCustomerChange(sealer: Sealer, e: CustomerCreatedEvent):
   if (!customer.email) return;
   const holds = await trx.selectFrom('internal_accounts').select('id').where('platform_id', '=', platform.id).where('customer_id', '=', e.customerId).executeTakeFirst();
   if (!holds) return; // not allowed to hold accounts yet (the end-user terms)
-  const supported = (await getConfig(trx, platform)).supportedCurrencies.map((c) => c.currencyCode);
-  if (!supported.includes(WALLET_CURRENCY)) return;
+  if (!(await platformSettings(trx, platform.id)).supportedCurrencies.includes(WALLET_CURRENCY)) return;
   const id = newId('InternalAccount');
   const row: InternalAccountRow = {
     id,
