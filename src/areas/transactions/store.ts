@@ -1,5 +1,6 @@
-import type { Kysely, SelectQueryBuilder, Selectable, Transaction, Updateable } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB, ListTables, TransactionsTable } from '../../kernel/db/schema.js';
+import { RECEIVER_NOT_DESTINATION } from '../../kernel/db/migrations.js';
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
@@ -52,7 +53,12 @@ const RECEIVER: IdentifierColumn[] = ['receiver_identifier', 'destination_accoun
  * transactions instead of searching each index.)
  */
 function matching(db: Kysely<DB>, platformId: string, value: string, columns: IdentifierColumn[]) {
-  const one = (c: IdentifierColumn) => db.withTables<ListTables>().selectFrom('transactions').select('id').where('platform_id', '=', platformId).where(c, '=', value);
+  const one = (c: IdentifierColumn) => {
+    const q = db.withTables<ListTables>().selectFrom('transactions').select('id').where('platform_id', '=', platformId).where(c, '=', value);
+    // The receiver index holds only receivers that are not the destination account (migration
+    // 0030): those that are, the destination's own search finds (RECEIVER lists both).
+    return c === 'receiver_identifier' ? q.where(sql.raw<boolean>(RECEIVER_NOT_DESTINATION)) : q;
+  };
   let u = one(columns[0]!);
   for (const c of columns.slice(1)) u = u.union(one(c));
   return u;

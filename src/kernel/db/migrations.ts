@@ -1368,6 +1368,19 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
     // payment flow) is gone. Same columns, constraints and secondary index; nothing references
     // the table, so it is rebuilt under its name in one transaction (a crash leaves the old
     // table or the new one, never neither). PostgreSQL tables have no rowid: nothing to do.
+    // Issue 15: bytes per payment flow. transactions_receiver (0010) indexed every row's
+    // receiver identifier, which for a payment to an account is its destination account, also
+    // indexed by transactions_destination_account. The receiver filter searches both and
+    // unites them (transactions/store.ts `matching`), so the receiver index needs only the
+    // rows whose receiver is not the destination account: a UMA address, or a destination
+    // without an account. The query repeats the index's condition word for word, which both
+    // planners (PostgreSQL's generic plans included) match to the partial index.
+    '0030_receiver_index_partial': {
+      async up(db: AnyDb) {
+        await sql`drop index transactions_receiver`.execute(db);
+        await sql.raw(`create index transactions_receiver on transactions (platform_id, receiver_identifier, id) where ${RECEIVER_NOT_DESTINATION}`).execute(db);
+      },
+    },
     '0029_postings_without_rowid': {
       async up(db: AnyDb) {
         if (kind !== 'sqlite') return;
@@ -1395,6 +1408,12 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
     },
   };
 }
+
+/**
+ * The condition of the partial index transactions_receiver (migration 0030): a query that
+ * searches it must repeat it word for word (transactions/store.ts).
+ */
+export const RECEIVER_NOT_DESTINATION = `receiver_identifier <> coalesce(destination_account_id, '')`;
 
 export async function migrate(store: Store): Promise<string[]> {
   const all = migrations(store.kind);
