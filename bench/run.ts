@@ -399,6 +399,9 @@ interface InvariantReport {
   counts: { entries: number; postings: number; balances: number };
   transactionsByStatus: Record<string, number>;
   jobsByStatus: Record<string, number>;
+  /** The due time (epoch ms; the bench's platform clock has no offset) of the earliest pending job, and when this report was read. */
+  oldestPendingDueMs: number | null;
+  checkedAtMs: number;
 }
 
 const INVARIANT_SQL = {
@@ -417,6 +420,7 @@ const INVARIANT_SQL = {
   counts: `select (select count(*) from ledger_entries) as entries, (select count(*) from ledger_postings) as postings, (select count(*) from ledger_balances) as balances`,
   transactions: `select status, count(*) as n from transactions group by status`,
   jobs: `select status, count(*) as n from jobs group by status`,
+  oldestDue: `select min(run_at_ms) as due from jobs where status = 'pending'`,
 };
 
 type Rows = Array<Record<string, unknown>>;
@@ -434,6 +438,8 @@ function invariantReport(q: Record<keyof typeof INVARIANT_SQL, Rows>): Invariant
     counts: { entries: Number(c.entries), postings: Number(c.postings), balances: Number(c.balances) },
     transactionsByStatus: byStatus(q.transactions),
     jobsByStatus: byStatus(q.jobs),
+    oldestPendingDueMs: q.oldestDue[0]?.due === null || q.oldestDue[0]?.due === undefined ? null : Number(q.oldestDue[0].due),
+    checkedAtMs: Date.now(),
   };
   return report;
 }
@@ -794,7 +800,7 @@ export interface BenchResult {
   scenarios: ScenarioResult[];
   invariants: InvariantReport | null;
   /** After the payment flow: settlement jobs pending when the load stopped, and how long (ms) the idle server took to settle them all (null: not within DRAIN_LIMIT_MS). */
-  settlement: { pendingAtEnd: number; drainedMs: number | null; after: InvariantReport } | null;
+  settlement: { pendingAtEnd: number; overdueMsAtEnd: number; drainedMs: number | null; after: InvariantReport } | null;
   targets: Array<{ name: string; target: string; value: string; met: boolean | null }>;
   stop: { code: number | null; signal: string | null; stopMs: number } | null;
   cpuProfiles?: ProfileSummary[];
@@ -970,7 +976,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
           await sleep(250);
           drained = await store.checkInvariants();
         }
-        settlement = { pendingAtEnd: invariants.jobsByStatus.pending ?? 0, drainedMs: (drained.jobsByStatus.pending ?? 0) === 0 ? Math.round(performance.now() - drainStart) : null, after: drained };
+        // How late settlement ran when the load stopped: how long ago the earliest pending job came due (0: none was due yet).
+        const overdueMsAtEnd = invariants.oldestPendingDueMs === null ? 0 : Math.max(0, invariants.checkedAtMs - invariants.oldestPendingDueMs);
+        settlement = { pendingAtEnd: invariants.jobsByStatus.pending ?? 0, overdueMsAtEnd, drainedMs: (drained.jobsByStatus.pending ?? 0) === 0 ? Math.round(performance.now() - drainStart) : null, after: drained };
         if (!drained.ok) failures.push('ledger invariants broken after the settlement backlog drained');
         if (settlement.drainedMs === null) failures.push(`settlement backlog not drained within ${DRAIN_LIMIT_MS / 1000} s after the payment flow`);
       }
@@ -1152,7 +1160,7 @@ export function formatReport(r: BenchResult): string {
   if (r.settlement) {
     const st = r.settlement;
     lines.push(
-      `settlement backlog: ${st.pendingAtEnd} flows pending when the load stopped; ${st.drainedMs === null ? `NOT settled within ${DRAIN_LIMIT_MS / 1000} s` : `all settled ${round(st.drainedMs / 1000, 1)} s later`} (transactions then ${JSON.stringify(st.after.transactionsByStatus)}; invariants ${st.after.ok ? 'hold' : 'BROKEN'})`,
+      `settlement backlog: ${st.pendingAtEnd} flows pending when the load stopped, the earliest due ${round(st.overdueMsAtEnd / 1000, 2)} s before (each is due 1 s after its flow); ${st.drainedMs === null ? `NOT settled within ${DRAIN_LIMIT_MS / 1000} s` : `all settled ${round(st.drainedMs / 1000, 1)} s later`} (transactions then ${JSON.stringify(st.after.transactionsByStatus)}; invariants ${st.after.ok ? 'hold' : 'BROKEN'})`,
     );
   }
   if (r.stop) lines.push(`stop after the run: exit ${r.stop.code}${r.stop.signal ? ` (${r.stop.signal})` : ''} in ${r.stop.stopMs} ms`);

@@ -38,7 +38,7 @@ interface Result {
   } | null;
   listCheck: { customers: { totalCount: number; expected: number }; transactions: { totalCount: number; rows: number }; ok: boolean };
   invariants: { ok: boolean } | null;
-  settlement: { pendingAtEnd: number; drainedMs: number | null; after: { ok: boolean; jobsByStatus: Record<string, number> } } | null;
+  settlement: { pendingAtEnd: number; overdueMsAtEnd: number; drainedMs: number | null; after: { ok: boolean; jobsByStatus: Record<string, number> } } | null;
   startup: { restartMs: number };
   rssMb: { afterRun: Array<{ mb: number | null }> };
 }
@@ -84,6 +84,9 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
       expect(result.invariants?.ok).toBe(true);
       // The settlement backlog drained after the payment flow, the invariants holding then too.
       expect(result.settlement?.drainedMs).toBeGreaterThanOrEqual(0);
+      // How late the earliest pending settlement was when the load stopped: a duration, 0 when none was due.
+      expect(result.settlement?.overdueMsAtEnd).toBeGreaterThanOrEqual(0);
+      expect(result.settlement?.overdueMsAtEnd).toBeLessThan(60_000);
       expect(result.settlement?.after.ok).toBe(true);
       expect(result.settlement?.after.jobsByStatus.pending ?? 0).toBe(0);
       expect(result.startup.restartMs).toBeGreaterThan(0);
