@@ -206,8 +206,8 @@ export interface CustomerDeps {
 
 export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, at: string, body: CustomerCreateRequest): Promise<Customer> {
   const { store } = deps;
-  const config = await platformSettings(store.db, platform.id);
-  const supported = [...config.supportedCurrencies];
+  const settings = await createSettings(store.db, platform);
+  const supported = settings.supported;
   const errors = new FieldErrors();
   checkCustomerFields(body, undefined, errors, supported);
   errors.throwIfAny();
@@ -216,7 +216,6 @@ export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, 
   // 409: one that is taken (by another customer, or by a create racing this one) is drawn
   // again, with a longer random part after a few draws. Only a value the request names can
   // conflict (docs/decisions.md, issue 15).
-  const settings = { supported, umaDomain: config.umaDomain };
   const generatedUma = body.umaAddress === undefined;
   const generatedPcid = body.platformCustomerId === undefined;
   for (let attempt = 0; ; attempt++) {
