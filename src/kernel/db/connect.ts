@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import type pgTypes from 'pg';
+import { PgChangeWatch } from './pg-change-watch.js';
 import { PriorityPool } from './priority-pool.js';
 import { GroupCommitSqliteDialect } from './group-commit.js';
 import { BACKSTOP_AUTOCHECKPOINT, type Checkpointer, startCheckpointer } from './checkpointer.js';
@@ -156,28 +157,66 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   const counted = { n: 0 };
   const names = new StatementNames();
   const localWrites = new TableWrites();
+  // Row caches across requests (pg-change-watch.ts): this process's writes, and other
+  // connections' commits as notified to a connection of its own.
+  const changes = new PgChangeWatch(
+    () =>
+      new pg.Client({
+        connectionString: target.location,
+        application_name: opts.schema ? `payments-change-watch ${opts.schema}` : 'payments-change-watch',
+        ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+      }),
+  );
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    // Tables this connection wrote in its open transaction: counted again when it ends.
+    const written = new Set<string>();
+    let inTransaction = false;
+    const settled = (text: string | undefined) => {
+      if (text !== undefined && TRANSACTION_END.test(text)) inTransaction = false;
+      if (inTransaction || written.size === 0) return;
+      for (const t of written) changes.count(t);
+      written.clear();
+    };
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       counted.n += 1;
       const first = args[0] as string | { text?: unknown } | undefined;
       const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : undefined;
+      if (text !== undefined && TRANSACTION_BEGIN.test(text)) inTransaction = true;
       const target = text === undefined ? '*' : writeTargetOf(text);
-      if (target !== null) localWrites.count(target);
+      if (target !== null) {
+        localWrites.count(target);
+        changes.count(target);
+        written.add(target);
+      }
       // A schema change (migrations) may change what a prepared statement returns: new names.
-      if (text !== undefined && DDL.test(text)) names.renew();
+      if (text !== undefined && DDL.test(text)) {
+        names.renew();
+        changes.schemaChanged();
+      }
+      let run: Promise<unknown> | undefined;
       // A statement with parameters runs as a named prepared statement (see StatementNames).
       if (args.length === 2 && typeof first === 'string' && Array.isArray(args[1]) && args[1].length > 0) {
         const name = names.nameOf(first);
         if (name !== undefined) {
-          const run = query({ name, text: first, values: args[1] }) as Promise<unknown>;
-          return run.catch((err: unknown) => {
+          run = (query({ name, text: first, values: args[1] }) as Promise<unknown>).catch((err: unknown) => {
             if (isStalePlan(err)) names.renew();
             throw err;
           });
         }
       }
-      return query(...args);
+      run ??= query(...args) as Promise<unknown>;
+      if (target === null && !inTransaction && written.size === 0) return run;
+      return run.then(
+        (r) => {
+          settled(text);
+          return r;
+        },
+        (err: unknown) => {
+          settled(text);
+          throw err;
+        },
+      );
     };
   });
   if (opts.schema) {
@@ -196,10 +235,18 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     kind: 'postgres',
     statements: () => counted.n,
     localWatch: (tables) => localWrites.watch(tables),
+    watch: (tables) => changes.watch(tables),
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
-    close: () => db.destroy(),
+    close: async () => {
+      await changes.close();
+      await db.destroy();
+    },
   });
 }
+
+const TRANSACTION_BEGIN = /^\s*(begin|start\s+transaction)\b/i;
+/** The end of a transaction: not `rollback to savepoint`, which leaves it open. */
+const TRANSACTION_END = /^\s*(commit|end|abort|rollback(?!\s+to\b))\b/i;
 
 /** Most SQL texts a PostgreSQL store runs as named prepared statements (each connection prepares a text once, when it first runs it). */
 export const PG_NAMED_STATEMENTS_MAX = 2_000;

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import type { Store } from './connect.js';
+import { CHANGE_CHANNEL, CHANGE_NOTIFIED_TABLES, CHANGE_TRIGGER } from './pg-change-watch.js';
 import { newWebhookKeyPair } from '../webhook-keys.js';
 
 // One set of migrations for both stores, applied at start. Kysely's migrator takes a
@@ -1379,6 +1380,25 @@ export function migrations(kind: Store['kind']): Record<string, Migration> {
       async up(db: AnyDb) {
         await sql`drop index transactions_receiver`.execute(db);
         await sql.raw(`create index transactions_receiver on transactions (platform_id, receiver_identifier, id) where ${RECEIVER_NOT_DESTINATION}`).execute(db);
+      },
+    },
+    // Issue 15: row caches across requests on PostgreSQL (kernel/db/pg-change-watch.ts). Each
+    // cached table tells every listening server process, at commit, that it changed. A
+    // statement trigger, so a statement notifies once whatever its number of rows, and
+    // PostgreSQL folds the same notification of one transaction into one. SQLite needs none
+    // (its watch reads the file's data_version).
+    '0031_pg_change_notify': {
+      async up(db: AnyDb) {
+        if (kind !== 'postgres') return;
+        await sql.raw(`create or replace function ${CHANGE_TRIGGER}() returns trigger language plpgsql as $fn$
+          begin
+            perform pg_notify('${CHANGE_CHANNEL}', tg_table_schema || '.' || tg_table_name);
+            return null;
+          end
+        $fn$`).execute(db);
+        for (const table of CHANGE_NOTIFIED_TABLES) {
+          await sql.raw(`create trigger ${CHANGE_TRIGGER} after insert or update or delete or truncate on ${table} for each statement execute function ${CHANGE_TRIGGER}()`).execute(db);
+        }
       },
     },
     '0029_postings_without_rowid': {

@@ -9,8 +9,9 @@ import type { DB } from './schema.js';
 // the store's whole cache is dropped then. So a cached value is what a read of the tables
 // would answer at that moment.
 //
-// On PostgreSQL, where other processes write without telling this one, nothing is kept
-// across requests. Within one database transaction (a `get` given a Kysely Transaction) a
+// On PostgreSQL the store's watch counts this process's writes (again when their transaction
+// ends) and the commits other connections announce with NOTIFY (pg-change-watch.ts): values
+// read outside a transaction are kept across requests as on SQLite. Within one database transaction (a `get` given a Kysely Transaction) a
 // value is kept for that transaction only, while no write to the tables went through this
 // process (Store.localWatch; the transaction's own writes among them): a payment reads its
 // customer once, not four times (issue 15: each read is a round trip). A value kept so is
@@ -19,6 +20,7 @@ import type { DB } from './schema.js';
 
 interface PerStore<K, V> {
   watch: ChangeWatch;
+  kind?: 'sqlite' | 'postgres';
   version: number;
   entries: Map<K, V>;
 }
@@ -28,10 +30,15 @@ export class TableCache<K, V> {
   /** PostgreSQL: per open transaction (the Transaction object), its values. */
   private readonly transactions = new WeakMap<object, PerStore<K, V>>();
 
+  /** Every table some TableCache reads (each must be in pg-change-watch's CHANGE_NOTIFIED_TABLES: tested). */
+  static readonly tables = new Set<string>();
+
   constructor(
     private readonly tables: readonly string[],
     private readonly max = 1_000,
-  ) {}
+  ) {
+    for (const t of tables) TableCache.tables.add(t);
+  }
 
   /**
    * The value of `key` on the store `db` belongs to: cached, or `load()`. A loaded value is
@@ -79,10 +86,14 @@ export class TableCache<K, V> {
     const adapter = db.getExecutor().adapter;
     let c = this.stores.get(adapter);
     if (c === undefined) {
-      const watch = storeOf(db)?.watch?.(this.tables);
-      c = watch ? { watch, version: -1, entries: new Map() } : null;
+      const store = storeOf(db);
+      const watch = store?.watch?.(this.tables);
+      c = watch ? { watch, version: -1, entries: new Map(), kind: store!.kind } : null;
       this.stores.set(adapter, c);
     }
+    // A PostgreSQL transaction reads what it wrote before it commits: its values are its own
+    // (forTransaction), never the process's.
+    if (c?.kind === 'postgres' && db.isTransaction) return null;
     return c;
   }
 }
