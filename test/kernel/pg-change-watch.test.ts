@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { CHANGE_NOTIFIED_TABLES } from '../../src/kernel/db/pg-change-watch.js';
 import { TableCache } from '../../src/kernel/db/table-cache.js';
+import { findCustomer } from '../../src/areas/customers/store.js';
 import { basic, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
 
 // PostgreSQL row caches across requests (issue 15; kernel/db/pg-change-watch.ts): a value
@@ -93,6 +94,34 @@ describe.runIf(STORE === 'postgres')('PostgreSQL row caches across requests', ()
       expect(await emailIn(a)).toBeUndefined();
     });
     expect(await emailIn(a)).toBe('quiet@example.com');
+  });
+
+  it('a transaction reads through the cache unless this process has uncommitted writes to the table', async () => {
+    const platformId = (await sql<{ p: string }>`select platform_id as p from customers where id = ${customerId}`.execute(a.store.db)).rows[0]!.p;
+    await nameIn(a);
+    await waitFor(async () => (await statementsOf(a, () => nameIn(a))) === 0);
+    // Nothing written: the cached row, without a statement.
+    await a.store.db.transaction().execute(async (trx) => {
+      const n = await statementsOf(a, () => findCustomer(trx, platformId, customerId));
+      expect(n).toBe(0);
+    });
+    // This transaction wrote the row: it reads its own write; nobody else sees it before the
+    // commit, however often it is read.
+    await a.store.db.transaction().execute(async (trx) => {
+      await sql`update customers set email = 'mine@example.com' where id = ${customerId}`.execute(trx);
+      expect((await findCustomer(trx, platformId, customerId))?.email).toBe('mine@example.com');
+      expect((await findCustomer(trx, platformId, customerId))?.email).toBe('mine@example.com');
+      expect(await emailIn(a)).toBeUndefined();
+      expect(await emailIn(a)).toBeUndefined();
+      // Another transaction meanwhile reads the committed row.
+      await a.store.db.transaction().execute(async (other) => {
+        expect((await findCustomer(other, platformId, customerId))?.email ?? null).toBeNull();
+      });
+    });
+    expect(await emailIn(a)).toBe('mine@example.com');
+    await a.store.db.transaction().execute(async (trx) => {
+      expect((await findCustomer(trx, platformId, customerId))?.email).toBe('mine@example.com');
+    });
   });
 
   it('without its listening connection a process reads every time, listens again, and trusts nothing it kept from before', async () => {

@@ -3,10 +3,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TableCache } from '../../src/kernel/db/table-cache.js';
 import { freshStore, STORE, type TestStore } from '../helpers.js';
 
-// PostgreSQL keeps a TableCache's values for one database transaction only (issue 15: a
-// payment read its customer four times, each a round trip), and drops them when that
-// process writes the tables. SQLite keeps them across requests (its own watch, tested in
-// store-tuning); outside a transaction PostgreSQL always reads.
+// On PostgreSQL a table without change notifications (here cache_probe; the service's
+// cached tables have them, test/kernel/pg-change-watch.test.ts) is cached for one database
+// transaction only (issue 15: a payment read its customer four times, each a round trip),
+// and dropped when that process writes it; outside a transaction it is always read.
+// SQLite keeps values across requests (its own watch, tested in store-tuning).
 
 describe.runIf(STORE === 'postgres')('TableCache within a PostgreSQL transaction', () => {
   let ts: TestStore;

@@ -46,6 +46,12 @@ export interface Store {
  */
 export interface ChangeWatch {
   version(): number;
+  /**
+   * PostgreSQL: whether a transaction may read these tables through the process's cache now:
+   * no open transaction of this process has written them, so what the cache holds is what a
+   * statement of any transaction (read committed) would read. Absent: always (SQLite).
+   */
+  sharedInTransaction?(): boolean;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/payments.sqlite';
@@ -169,15 +175,20 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   );
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    // Tables this connection wrote in its open transaction: counted again when it ends.
+    // Tables this connection wrote in its open transaction (or in the statement running
+    // outside one): counted again when it ends, and uncommitted until then.
     const written = new Set<string>();
     let inTransaction = false;
     const settled = (text: string | undefined) => {
       if (text !== undefined && TRANSACTION_END.test(text)) inTransaction = false;
       if (inTransaction || written.size === 0) return;
-      for (const t of written) changes.count(t);
+      for (const t of written) changes.ended(t);
       written.clear();
     };
+    client.on('end', () => {
+      inTransaction = false;
+      settled(undefined);
+    });
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       counted.n += 1;
       const first = args[0] as string | { text?: unknown } | undefined;
@@ -187,7 +198,10 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       if (target !== null) {
         localWrites.count(target);
         changes.count(target);
-        written.add(target);
+        if (!written.has(target)) {
+          written.add(target);
+          changes.began(target);
+        }
       }
       // A schema change (migrations) may change what a prepared statement returns: new names.
       if (text !== undefined && DDL.test(text)) {

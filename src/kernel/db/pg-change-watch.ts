@@ -37,6 +37,8 @@ const RETRY_MS = 1_000;
 export class PgChangeWatch {
   /** Changes per table: local writes (twice each) and notifications. */
   private readonly changes = new Map<string, number>();
+  /** Per table, this process's transactions that wrote it and have not ended. */
+  private readonly open = new Map<string, number>();
   /** Bumped whenever caching may have missed a change (listener lost, schema changed). */
   private epoch = 0;
   private listener: PgClient | null = null;
@@ -58,6 +60,26 @@ export class PgChangeWatch {
   count(table: string): void {
     if (table === '*') this.epoch += 1;
     else this.changes.set(table, (this.changes.get(table) ?? 0) + 1);
+  }
+
+  /** A connection of this process wrote `table` ('*': any) in a transaction still open (or a statement still running). */
+  began(table: string): void {
+    this.open.set(table, (this.open.get(table) ?? 0) + 1);
+  }
+
+  /** That transaction (or statement) ended: its writes are committed or undone. */
+  ended(table: string): void {
+    const n = (this.open.get(table) ?? 1) - 1;
+    if (n > 0) this.open.set(table, n);
+    else this.open.delete(table);
+    this.count(table);
+  }
+
+  /** Whether some open transaction of this process has written one of `tables` (not yet committed). */
+  private uncommitted(tables: readonly string[]): boolean {
+    if (this.open.size === 0) return false;
+    if (this.open.has('*')) return true;
+    return tables.some((t) => this.open.has(t));
   }
 
   /** A schema change through this store: which tables have triggers must be read again. */
@@ -82,12 +104,11 @@ export class PgChangeWatch {
         for (const t of names) sum += this.changes.get(t) ?? 0;
         return sum;
       },
+      sharedInTransaction: () => {
+        const notified = this.notified;
+        return notified !== null && names.every((t) => notified.has(t)) && !this.uncommitted(names);
+      },
     };
-  }
-
-  /** Whether the listening connection is up and has read its tables (tests). */
-  get listening(): boolean {
-    return this.notified !== null;
   }
 
   /** Start listening (once at a time); resolves when the watch is listening or has failed to. */

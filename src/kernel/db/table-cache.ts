@@ -11,11 +11,12 @@ import type { DB } from './schema.js';
 //
 // On PostgreSQL the store's watch counts this process's writes (again when their transaction
 // ends) and the commits other connections announce with NOTIFY (pg-change-watch.ts): values
-// read outside a transaction are kept across requests as on SQLite. Within one database transaction (a `get` given a Kysely Transaction) a
-// value is kept for that transaction only, while no write to the tables went through this
-// process (Store.localWatch; the transaction's own writes among them): a payment reads its
-// customer once, not four times (issue 15: each read is a round trip). A value kept so is
-// what the transaction read first, as under repeatable read; reads that must see other
+// are kept across requests as on SQLite. A transaction reads through them too, except while
+// some open transaction of this process has written the tables (perhaps this one, which
+// must read its own uncommitted rows and must not show them to anyone else), or the tables
+// are not notified: then a value is kept for that transaction only, while no write to the
+// tables went through this process (Store.localWatch): a payment reads its customer once,
+// not four times (issue 15: each read is a round trip). Reads that must see other
 // transactions' commits lock their rows (`for update`) and do not go through a TableCache.
 
 interface PerStore<K, V> {
@@ -56,7 +57,7 @@ export class TableCache<K, V> {
       if (hit !== undefined || c.entries.has(key)) return hit as V;
     }
     const value = await load();
-    if (keep(value) && c.watch.version() === version && c.version === version) {
+    if (keep(value) && c.watch.version() === version && c.version === version && (c.kind !== 'postgres' || !db.isTransaction || c.watch.sharedInTransaction?.() === true)) {
       if (c.entries.size >= this.max) c.entries.clear();
       c.entries.set(key, value);
     }
@@ -91,9 +92,11 @@ export class TableCache<K, V> {
       c = watch ? { watch, version: -1, entries: new Map(), kind: store!.kind } : null;
       this.stores.set(adapter, c);
     }
-    // A PostgreSQL transaction reads what it wrote before it commits: its values are its own
-    // (forTransaction), never the process's.
-    if (c?.kind === 'postgres' && db.isTransaction) return null;
+    // A PostgreSQL transaction reads what it wrote before it commits, which nobody else may
+    // see: while some open transaction of this process has written the tables (this one
+    // perhaps), a transaction keeps its own values (forTransaction). Otherwise what the
+    // process's cache holds is what the transaction's statement would read (read committed).
+    if (c?.kind === 'postgres' && db.isTransaction && !c.watch.sharedInTransaction?.()) return null;
     return c;
   }
 }
