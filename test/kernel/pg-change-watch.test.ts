@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/kernel/clock.js';
-import { CHANGE_NOTIFIED_TABLES } from '../../src/kernel/db/pg-change-watch.js';
+import { EventEmitter } from 'node:events';
+import { CHANGE_CHANNEL, CHANGE_NOTIFIED_TABLES, PgChangeWatch, PROBE_MS } from '../../src/kernel/db/pg-change-watch.js';
 import { TableCache } from '../../src/kernel/db/table-cache.js';
 import { findCustomer } from '../../src/areas/customers/store.js';
 import { basic, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
@@ -26,6 +27,70 @@ describe('every row cache is of a table PostgreSQL notifies', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+/** A stand-in for the listening pg.Client: it delivers notifications, or (a pooler) swallows them. */
+class FakeListener extends EventEmitter {
+  constructor(private readonly deliver: boolean) {
+    super();
+  }
+  async connect(): Promise<void> {}
+  async query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+    if (text.startsWith('select pg_notify')) {
+      if (this.deliver) setImmediate(() => this.emit('notification', { channel: values![0], payload: values![1] }));
+      return { rows: [] };
+    }
+    if (text.includes('current_schema() as s')) return { rows: [{ s: 'app' }] };
+    if (text.includes('pg_trigger')) return { rows: [{ t: 'customers' }] };
+    return { rows: [] };
+  }
+  async end(): Promise<void> {}
+}
+
+describe('PgChangeWatch', () => {
+  it('caches once its own probe notification came back, and drops a table when notified', async () => {
+    let opened = 0;
+    const w = new PgChangeWatch(() => {
+      opened += 1;
+      return new FakeListener(true) as never;
+    });
+    const customers = w.watch(['customers']);
+    expect(customers.version()).not.toBe(customers.version()); // not listening yet
+    await w.start();
+    const v = customers.version();
+    expect(customers.version()).toBe(v);
+    expect(customers.sharedInTransaction?.()).toBe(true);
+    // Another schema's change, and another channel, are not this store's.
+    const client = (w as unknown as { listener: FakeListener }).listener;
+    client.emit('notification', { channel: CHANGE_CHANNEL, payload: 'other.customers' });
+    client.emit('notification', { channel: 'elsewhere', payload: 'app.customers' });
+    expect(customers.version()).toBe(v);
+    client.emit('notification', { channel: CHANGE_CHANNEL, payload: 'app.customers' });
+    expect(customers.version()).not.toBe(v);
+    // A table without its trigger is never cached.
+    const other = w.watch(['lookups']);
+    expect(other.version()).not.toBe(other.version());
+    expect(other.sharedInTransaction?.()).toBe(false);
+    expect(opened).toBe(1);
+    await w.close();
+  });
+
+  it('never caches through a connection that receives no notifications (a transaction pooler)', async () => {
+    let opened = 0;
+    const w = new PgChangeWatch(() => {
+      opened += 1;
+      return new FakeListener(false) as never;
+    });
+    const started = Date.now();
+    await w.start();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(PROBE_MS - 50);
+    const customers = w.watch(['customers']);
+    expect(customers.version()).not.toBe(customers.version());
+    expect(customers.sharedInTransaction?.()).toBe(false);
+    // Not tried again at every read: after a failure the next attempt waits.
+    expect(opened).toBe(1);
+    await w.close();
   });
 });
 

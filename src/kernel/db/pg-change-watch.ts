@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type pgTypes from 'pg';
 import type { ChangeWatch } from './connect.js';
 
@@ -20,7 +21,9 @@ import type { ChangeWatch } from './connect.js';
 // trigger in the store's schema (checked when listening starts, and again after any schema
 // change this store runs); otherwise every version() call answers a new number, so every
 // read goes to the database. When the listening connection fails, notifications may have
-// been lost: everything cached is dropped, and the watch listens again on the next use.
+// been lost: everything cached is dropped, and the watch listens again on the next use. A
+// new listening connection counts only once a notification it sent itself came back (a
+// transaction pooler accepts LISTEN and then delivers nothing).
 
 export const CHANGE_CHANNEL = 'payments_changes';
 /** The trigger each notified table has (migration 0031_pg_change_notify). */
@@ -31,8 +34,11 @@ export const CHANGE_NOTIFIED_TABLES = ['api_tokens', 'platforms', 'platform_conf
 
 type PgClient = pgTypes.Client;
 
-/** After the listening connection failed to open, how long before the next attempt. */
+/** After the listening connection failed to open, how long before the next attempt (doubling after each failure in a row, up to RETRY_MAX_MS). */
 const RETRY_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+/** How long the listening connection waits for its own probe notification. */
+export const PROBE_MS = 2_000;
 
 export class PgChangeWatch {
   /** Changes per table: local writes (twice each) and notifications. */
@@ -53,6 +59,10 @@ export class PgChangeWatch {
   private generation = 0;
   /** After a failed attempt, the next is not before this (performance.now()). */
   private retryAt = 0;
+  /** Failed attempts in a row. */
+  private failures = 0;
+  /** Probe notifications awaited, by payload. */
+  private readonly probes = new Map<string, () => void>();
 
   constructor(private readonly connect: () => PgClient) {}
 
@@ -117,7 +127,8 @@ export class PgChangeWatch {
     if (this.starting) return this.starting;
     if (performance.now() < this.retryAt) return Promise.resolve();
     const run = this.listen().catch(() => {
-      this.retryAt = performance.now() + RETRY_MS;
+      this.failures += 1;
+      this.retryAt = performance.now() + Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** (this.failures - 1));
       this.lost();
     });
     this.starting = run;
@@ -135,6 +146,10 @@ export class PgChangeWatch {
       client.on('end', () => this.lost(client!));
       await client.connect();
       await client.query(`listen ${CHANGE_CHANNEL}`);
+      // A notification of its own must come back: through a pooler that hands each
+      // transaction to any server connection (PgBouncer's transaction mode), LISTEN
+      // succeeds but nothing is ever delivered, and caching would never hear of a change.
+      await this.probe(client);
     }
     const schema = await client.query<{ s: string }>('select current_schema() as s');
     const triggers = await client.query<{ t: string }>(
@@ -146,11 +161,32 @@ export class PgChangeWatch {
     this.schema = schema.rows[0]?.s ?? '';
     // Anything read before now was read without listening: not trusted.
     this.epoch += 1;
+    this.failures = 0;
     this.notified = new Set(triggers.rows.map((r) => r.t));
+  }
+
+  /** Send a notification and wait for it on `client`; fails after PROBE_MS. */
+  private async probe(client: PgClient): Promise<void> {
+    const payload = `probe:${randomUUID()}`;
+    let timer: NodeJS.Timeout | undefined;
+    const arrived = new Promise<void>((resolve, reject) => {
+      this.probes.set(payload, resolve);
+      timer = setTimeout(() => reject(new Error(`no notification arrived on ${CHANGE_CHANNEL} within ${PROBE_MS} ms`)), PROBE_MS);
+      timer.unref();
+    });
+    try {
+      await client.query('select pg_notify($1, $2)', [CHANGE_CHANNEL, payload]);
+      await arrived;
+    } finally {
+      clearTimeout(timer);
+      this.probes.delete(payload);
+    }
   }
 
   private notification(channel: string, payload: string | undefined): void {
     if (channel !== CHANGE_CHANNEL || !payload) return;
+    const probe = this.probes.get(payload);
+    if (probe) return probe();
     const dot = payload.lastIndexOf('.');
     if (payload.slice(0, dot) !== this.schema) return;
     this.count(payload.slice(dot + 1));
