@@ -301,12 +301,10 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     postings.map((p, line) => ({
       entry_id: entry.id,
       line,
-      platform_id: input.platformId,
       account_id: p.accountId,
       currency: p.currency,
       bucket: p.bucket,
       amount: p.amount,
-      created_at: input.at,
     })),
   );
   const balances: Balance[] = [];

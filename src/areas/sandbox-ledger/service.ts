@@ -13,7 +13,7 @@ import { entriesOfAccountQuery, postingsOnAccount } from './store.js';
 export async function listLedgerEntries(db: Kysely<DB>, platformId: string, accountId: string, q: { limit?: number | undefined; cursor?: string | undefined }): Promise<Page<LedgerEntry>> {
   const account = await requireInternalAccount(db, platformId, accountId);
   const page = await paginate<EntryRow, EntryRow>(entriesOfAccountQuery(db, platformId, account.id), 'id', q, (r) => r);
-  const postings = await postingsOnAccount(db, platformId, account.id, page.data.map((e) => e.id));
+  const postings = await postingsOnAccount(db, account.id, page.data.map((e) => e.id));
   const byEntry = new Map<string, PostingRow[]>();
   for (const p of postings) byEntry.set(p.entry_id, [...(byEntry.get(p.entry_id) ?? []), p]);
   return { ...page, data: page.data.map((e) => entryView(e, account.id, account.currency, byEntry.get(e.id) ?? [])) };

@@ -12,16 +12,15 @@ export function entriesOfAccountQuery(db: Kysely<DB>, platformId: string, accoun
   return db
     .selectFrom('ledger_entries')
     .where('platform_id', '=', platformId)
-    .where('id', 'in', (sub) => sub.selectFrom('ledger_postings').select('entry_id').where('account_id', '=', accountId).where('platform_id', '=', platformId));
+    .where('id', 'in', (sub) => sub.selectFrom('ledger_postings').select('entry_id').where('account_id', '=', accountId));
 }
 
-/** The postings of these entries on `accountId`, by entry and line. */
-export async function postingsOnAccount(db: Db, platformId: string, accountId: string, entryIds: string[]): Promise<PostingRow[]> {
+/** The postings of these entries (the platform's, from entriesOfAccountQuery) on `accountId`, by entry and line. */
+export async function postingsOnAccount(db: Db, accountId: string, entryIds: string[]): Promise<PostingRow[]> {
   if (entryIds.length === 0) return [];
   return db
     .selectFrom('ledger_postings')
     .selectAll()
-    .where('platform_id', '=', platformId)
     .where('account_id', '=', accountId)
     .where('entry_id', 'in', entryIds)
     .orderBy('entry_id')

@@ -263,17 +263,16 @@ export interface LedgerEntriesTable {
   created_at: string;
 }
 
+/** A line of a ledger entry; its platform and time are the entry's (migration 0032). */
 export interface LedgerPostingsTable {
   entry_id: string;
   line: number;
-  platform_id: string;
   account_id: string;
   currency: string;
   /** 'available' | 'pending' | 'held'. */
   bucket: string;
   /** Signed minor units. */
   amount: number;
-  created_at: string;
 }
 
 export interface ExternalAccountsTable {
