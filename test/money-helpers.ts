@@ -106,6 +106,24 @@ export function quoteRequest(source: string, destination: string, amount: number
   return { source: { sourceType: 'ACCOUNT', accountId: source }, destination: { destinationType: 'ACCOUNT', accountId: destination }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount, ...extra };
 }
 
+/**
+ * `n` payments (1,000 + i minor units, `immediatelyExecute`) from a new funded USD customer to
+ * a US account of its own, settled by an hour of sandbox clock. Answers the paying account.
+ */
+export async function settledPayments(t: TestApp, n: number): Promise<{ accountId: string }> {
+  const c = await newCustomer(t, ['USD']);
+  const usd = c.accounts.USD!.id;
+  const dest = await usdExternal(t, c.id, '000000456');
+  await fund(t, usd, 1_000_000);
+  for (let i = 0; i < n; i++) {
+    const r = await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000 + i, { immediatelyExecute: true }));
+    expect(r.statusCode, r.body).toBe(201);
+  }
+  const adv = await t.call('POST', '/sandbox/clock/advance', { seconds: 3_600 });
+  expect(adv.statusCode, adv.body).toBe(200);
+  return { accountId: usd };
+}
+
 export async function otherPlatformAuth(t: TestApp): Promise<Record<string, string>> {
   const res = await t.call('POST', '/admin/platforms', { name: `Other ${Math.random().toString(36).slice(2, 8)}` }, { authorization: `Bearer ${ADMIN_KEY}` });
   expect(res.statusCode, res.body).toBe(201);

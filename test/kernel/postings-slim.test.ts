@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/kernel/db/migrations.js';
 import { makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
-import { fund, newCustomer, quoteRequest, usdExternal } from '../money-helpers.js';
+import { settledPayments } from '../money-helpers.js';
 
 // Migration 0032 (issue 15: bytes per payment flow): a posting no longer repeats its entry's
 // platform id and time. A store written before it loses the two columns (SQLite rebuilds the
@@ -32,26 +32,12 @@ describe('ledger postings without their entry\u2019s columns', () => {
   const postings = async () =>
     (await sql<Record<string, unknown>>`select entry_id, line, account_id, currency, bucket, amount from ledger_postings order by entry_id, line`.execute(t.store.db)).rows;
 
-  async function payments(n: number): Promise<{ accountId: string }> {
-    const c = await newCustomer(t, ['USD']);
-    const usd = c.accounts.USD!.id;
-    const dest = await usdExternal(t, c.id, '000000456');
-    await fund(t, usd, 1_000_000);
-    for (let i = 0; i < n; i++) {
-      const r = await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000 + i, { immediatelyExecute: true }));
-      expect(r.statusCode, r.body).toBe(201);
-    }
-    const adv = await t.call('POST', '/sandbox/clock/advance', { seconds: 3_600 });
-    expect(adv.statusCode, adv.body).toBe(200);
-    return { accountId: usd };
-  }
-
   it('a new store has only the posting\u2019s own columns', async () => {
     expect(await columns()).toEqual(COLUMNS);
   });
 
   it('drops them from a store written before, keeping every posting; payments and the ledger reads go on', async () => {
-    await payments(2);
+    await settledPayments(t, 2);
     const before = await postings();
     expect(before.length).toBeGreaterThanOrEqual(2 * 4);
 
@@ -69,7 +55,7 @@ describe('ledger postings without their entry\u2019s columns', () => {
     await assertLedgerInvariants(t.store);
 
     // More payments, and an account's entries read back with their times.
-    const { accountId } = await payments(2);
+    const { accountId } = await settledPayments(t, 2);
     expect((await postings()).length).toBe(before.length + 2 * 4 + 2);
     await assertLedgerInvariants(t.store);
     const page = await t.call('GET', `/sandbox/internal-accounts/${accountId}/ledger-entries`);

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/kernel/db/migrations.js';
 import { makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
-import { fund, newCustomer, quoteRequest, usdExternal } from '../money-helpers.js';
+import { settledPayments } from '../money-helpers.js';
 
 // Migration 0029 (issue 15: bytes per payment flow): on SQLite, ledger_postings is a WITHOUT
 // ROWID table keyed by (entry_id, line), so SQLite keeps no second index for that key. The
@@ -27,19 +27,6 @@ describe.skipIf(STORE !== 'sqlite')('ledger_postings without rowid (SQLite)', ()
   const indexes = async () => (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'ledger_postings' order by name`.execute(t.store.db)).rows.map((r) => r.name);
   const postings = async () => (await sql<Record<string, unknown>>`select * from ledger_postings order by entry_id, line`.execute(t.store.db)).rows;
 
-  async function payments(n: number): Promise<void> {
-    const c = await newCustomer(t, ['USD']);
-    const usd = c.accounts.USD!.id;
-    const dest = await usdExternal(t, c.id, '000000456');
-    await fund(t, usd, 1_000_000);
-    for (let i = 0; i < n; i++) {
-      const r = await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000 + i, { immediatelyExecute: true }));
-      expect(r.statusCode, r.body).toBe(201);
-    }
-    const adv = await t.call('POST', '/sandbox/clock/advance', { seconds: 3_600 });
-    expect(adv.statusCode, adv.body).toBe(200);
-  }
-
   it('a new store has it: the key is the table, one secondary index', async () => {
     expect(await tableSql()).toMatch(/without rowid\s*$/i);
     // The primary key's own index is the table itself; no sqlite_autoindex_* is kept beside it.
@@ -47,7 +34,7 @@ describe.skipIf(STORE !== 'sqlite')('ledger_postings without rowid (SQLite)', ()
   });
 
   it('rebuilds a table written before it: the same rows, constraints and index; payments go on', async () => {
-    await payments(3);
+    await settledPayments(t, 3);
     const before = await postings();
     expect(before.length).toBeGreaterThanOrEqual(3 * 4);
 
@@ -81,7 +68,7 @@ describe.skipIf(STORE !== 'sqlite')('ledger_postings without rowid (SQLite)', ()
     await expect(sql`insert into ledger_postings (entry_id, line, account_id, currency, bucket, amount) values ('LedgerEntry:none', 0, ${row.account_id}, 'USD', 'held', 1)`.execute(t.store.db)).rejects.toThrow(/FOREIGN KEY/i);
 
     // More payments on the rebuilt table, then the ledger still balances.
-    await payments(2);
+    await settledPayments(t, 2);
     expect((await postings()).length).toBe(before.length + 2 * 4 + 2);
     await assertLedgerInvariants(t.store);
   });
