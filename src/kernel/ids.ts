@@ -21,6 +21,11 @@ function random(n: number): Buffer {
   return out;
 }
 
+/** n random bytes as hex, from the same pool (ids' and generated values' suffixes). */
+export function randomHex(n: number): string {
+  return random(n).toString('hex');
+}
+
 export function uuidv7(nowMs: number = Date.now()): string {
   let ms = nowMs;
   if (ms <= lastMs) {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB } from '../../kernel/db/schema.js';
 
@@ -112,13 +113,13 @@ export async function insertAgent(db: Db, row: AgentRow): Promise<void> {
 
 /** A live (not deleted) agent of the platform. */
 export async function findAgent(db: Db, platformId: string, id: string, lock = false): Promise<AgentRow | undefined> {
-  let q = t(db).selectFrom('agents').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('is_deleted', '=', 0);
+  let q = t(db).selectFrom('agents').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('is_deleted', '=', sql.lit(0));
   if (lock) q = q.forUpdate();
   return q.executeTakeFirst();
 }
 
 export async function findAgentByTokenHash(db: Db, hash: string): Promise<AgentRow | undefined> {
-  return t(db).selectFrom('agents').selectAll().where('token_hash', '=', hash).where('is_deleted', '=', 0).executeTakeFirst();
+  return t(db).selectFrom('agents').selectAll().where('token_hash', '=', hash).where('is_deleted', '=', sql.lit(0)).executeTakeFirst();
 }
 
 export async function updateAgent(db: Db, platformId: string, id: string, set: Updateable<AgentsTable>): Promise<void> {
@@ -136,7 +137,7 @@ export interface AgentFilter {
 }
 
 export function agentQuery(db: Kysely<DB>, platformId: string, f: AgentFilter) {
-  let q = t(db).selectFrom('agents').where('platform_id', '=', platformId).where('is_deleted', '=', 0);
+  let q = t(db).selectFrom('agents').where('platform_id', '=', platformId).where('is_deleted', '=', sql.lit(0));
   if (f.customerId !== undefined) q = q.where('customer_id', '=', f.customerId);
   if (f.isPaused !== undefined) q = q.where('is_paused', '=', f.isPaused ? 1 : 0);
   if (f.isConnected !== undefined) q = q.where('is_connected', '=', f.isConnected ? 1 : 0);

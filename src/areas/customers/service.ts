@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import { isUniqueViolation } from '../../kernel/db/connect.js';
@@ -7,7 +6,7 @@ import { ApiError, apiError, type FieldConstraint, type FieldError, FieldErrors,
 import { emitEvent } from '../../kernel/events.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
 import type { Hooks } from '../../kernel/hooks.js';
-import { newId } from '../../kernel/ids.js';
+import { newId, randomHex } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
 import { keptCount } from '../../kernel/db/list-counts.js';
 import { providerMandatesCustomerAuthentication } from '../../sandbox/customer-authentication.js';
@@ -262,10 +261,10 @@ const DRAW_AGAIN = Symbol('draw again');
  */
 export const generatedParts = {
   umaSuffix(attempt: number): string {
-    return randomBytes(attempt < 3 ? 3 : 8).toString('hex');
+    return randomHex(attempt < 3 ? 3 : 8);
   },
   platformCustomerIdSuffix(attempt: number): string {
-    return randomBytes(attempt < 3 ? 8 : 12).toString('hex');
+    return randomHex(attempt < 3 ? 8 : 12);
   },
 };
 

@@ -1,15 +1,40 @@
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
+import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { CustomersTable, DB } from '../../kernel/db/schema.js';
-import { preparedByPlatformAndId } from '../../kernel/db/prepared.js';
+import { prepared, preparedByPlatformAndId } from '../../kernel/db/prepared.js';
 import { TableCache } from '../../kernel/db/table-cache.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 type Db = Kysely<DB> | Transaction<DB>;
 
 export async function insertCustomer(db: Db, row: CustomerRow): Promise<void> {
-  await db.insertInto('customers').values(row).execute();
+  await insertOne.execute(db, row);
 }
+
+// The create path's statements, built and compiled once (db/prepared.ts): every column named,
+// so the SQL text never depends on which of a row's values are set.
+const insertOne = prepared<CustomerRow>((db, p) =>
+  db.insertInto('customers').values({
+    id: p('id'),
+    platform_id: p('platform_id'),
+    customer_type: p('customer_type'),
+    platform_customer_id: p('platform_customer_id'),
+    uma_address: p('uma_address'),
+    region: p('region'),
+    email: p('email'),
+    phone_number: p('phone_number'),
+    currencies: p('currencies'),
+    status: p('status'),
+    fields: p('fields'),
+    end_user_terms_consent: p('end_user_terms_consent'),
+    contact_verification: p('contact_verification'),
+    is_deleted: p('is_deleted'),
+    accounts_unchecked: p('accounts_unchecked'),
+    created_at: p('created_at'),
+    updated_at: p('updated_at'),
+  }),
+);
 
 /** Insert many customers, in statements of at most 200 rows. */
 export async function insertCustomers(db: Db, rows: CustomerRow[]): Promise<void> {
@@ -50,21 +75,26 @@ export async function markCustomerDeleted(db: Db, platformId: string, id: string
     .set({ is_deleted: 1, updated_at: at })
     .where('id', '=', id)
     .where('platform_id', '=', platformId)
-    .where('is_deleted', '=', 0)
+    .where('is_deleted', '=', sql.lit(0))
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
 
 export async function activePlatformCustomerIdTaken(db: Db, platformId: string, platformCustomerId: string, exceptId?: string): Promise<boolean> {
-  let q = db
+  const row = exceptId ? await livePcidExcept.first(db, { platformId, platformCustomerId, exceptId }) : await livePcid.first(db, { platformId, platformCustomerId, exceptId: '' });
+  return row !== undefined;
+}
+
+type PcidParams = { platformId: string; platformCustomerId: string; exceptId: string };
+const livePcidQuery = (db: Kysely<DB>, p: (name: keyof PcidParams) => string) =>
+  db
     .selectFrom('customers')
     .select('id')
-    .where('platform_id', '=', platformId)
-    .where('platform_customer_id', '=', platformCustomerId)
-    .where('is_deleted', '=', 0);
-  if (exceptId) q = q.where('id', '!=', exceptId);
-  return (await q.executeTakeFirst()) !== undefined;
-}
+    .where('platform_id', '=', p('platformId'))
+    .where('platform_customer_id', '=', p('platformCustomerId'))
+    .where('is_deleted', '=', sql.lit(0));
+const livePcid = prepared<PcidParams, { id: string }>((db, p) => livePcidQuery(db, p));
+const livePcidExcept = prepared<PcidParams, { id: string }>((db, p) => livePcidQuery(db, p).where('id', '!=', p('exceptId')));
 
 /** The live (not deleted) customer of the platform with this platformCustomerId, if any. */
 export async function findLiveCustomerByPlatformCustomerId(db: Db, platformId: string, platformCustomerId: string): Promise<CustomerRow | undefined> {
@@ -73,14 +103,14 @@ export async function findLiveCustomerByPlatformCustomerId(db: Db, platformId: s
     .selectAll()
     .where('platform_id', '=', platformId)
     .where('platform_customer_id', '=', platformCustomerId)
-    .where('is_deleted', '=', 0)
+    .where('is_deleted', '=', sql.lit(0))
     .executeTakeFirst();
 }
 
 /** Of these platformCustomerIds, the ones a live customer of the platform has (one query). */
 export async function takenPlatformCustomerIds(db: Db, platformId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('customers').select('platform_customer_id').where('platform_id', '=', platformId).where('platform_customer_id', 'in', ids).where('is_deleted', '=', 0).execute();
+  const rows = await db.selectFrom('customers').select('platform_customer_id').where('platform_id', '=', platformId).where('platform_customer_id', 'in', ids).where('is_deleted', '=', sql.lit(0)).execute();
   return new Set(rows.map((r) => r.platform_customer_id));
 }
 
@@ -92,13 +122,17 @@ export async function takenUmaAddresses(db: Db, addresses: string[]): Promise<Se
 }
 
 export async function umaAddressTaken(db: Db, umaAddress: string, exceptId?: string): Promise<boolean> {
-  let q = db.selectFrom('customers').select('id').where('uma_address', '=', umaAddress);
-  if (exceptId) q = q.where('id', '!=', exceptId);
-  return (await q.executeTakeFirst()) !== undefined;
+  const row = exceptId ? await umaTakenExcept.first(db, { umaAddress, exceptId }) : await umaTaken.first(db, { umaAddress, exceptId: '' });
+  return row !== undefined;
 }
 
+const umaTaken = prepared<{ umaAddress: string; exceptId: string }, { id: string }>((db, p) => db.selectFrom('customers').select('id').where('uma_address', '=', p('umaAddress')));
+const umaTakenExcept = prepared<{ umaAddress: string; exceptId: string }, { id: string }>((db, p) =>
+  db.selectFrom('customers').select('id').where('uma_address', '=', p('umaAddress')).where('id', '!=', p('exceptId')),
+);
+
 export async function findCustomerByUmaAddress(db: Db, umaAddress: string): Promise<CustomerRow | undefined> {
-  return db.selectFrom('customers').selectAll().where('uma_address', '=', umaAddress).where('is_deleted', '=', 0).executeTakeFirst();
+  return db.selectFrom('customers').selectAll().where('uma_address', '=', umaAddress).where('is_deleted', '=', sql.lit(0)).executeTakeFirst();
 }
 
 export interface CustomerFilter extends TimeRange {
@@ -112,7 +146,7 @@ export interface CustomerFilter extends TimeRange {
 
 export function customerQuery(db: Kysely<DB>, platformId: string, f: CustomerFilter) {
   let q = db.selectFrom('customers').where('platform_id', '=', platformId);
-  if (!f.isIncludingDeleted) q = q.where('is_deleted', '=', 0);
+  if (!f.isIncludingDeleted) q = q.where('is_deleted', '=', sql.lit(0));
   if (f.platformCustomerId !== undefined) q = q.where('platform_customer_id', '=', f.platformCustomerId);
   if (f.customerType !== undefined) q = q.where('customer_type', '=', f.customerType);
   if (f.region !== undefined) q = q.where('region', '=', f.region);

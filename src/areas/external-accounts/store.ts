@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB, ExternalAccountsTable } from '../../kernel/db/schema.js';
 import { prepared } from '../../kernel/db/prepared.js';
@@ -33,7 +34,7 @@ const accounts = new TableCache<string, ExternalAccountRow | undefined>(['extern
 // Read on every lookup and quote: built and compiled once (kernel/db/prepared.ts).
 const accountBy = (owner: AccountOwner) =>
   prepared<{ platformId: string; id: string }, ExternalAccountRow>((db, p) => {
-    let q = db.selectFrom('external_accounts').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id')).where('is_deleted', '=', 0);
+    let q = db.selectFrom('external_accounts').selectAll().where('platform_id', '=', p('platformId')).where('id', '=', p('id')).where('is_deleted', '=', sql.lit(0));
     if (owner === 'customer') q = q.where('customer_id', 'is not', null);
     if (owner === 'platform') q = q.where('customer_id', 'is', null);
     return q;
@@ -49,7 +50,7 @@ const accountInfoById = prepared<{ id: string }, { account_info: string }>((db, 
 
 /** The account holding a liveness challenge token (any platform: the token is the credential). */
 export async function findExternalAccountByChallengeToken(db: Db, token: string): Promise<ExternalAccountRow | undefined> {
-  return db.selectFrom('external_accounts').selectAll().where('challenge_token', '=', token).where('is_deleted', '=', 0).executeTakeFirst();
+  return db.selectFrom('external_accounts').selectAll().where('challenge_token', '=', token).where('is_deleted', '=', sql.lit(0)).executeTakeFirst();
 }
 
 export async function identifierKeyTaken(db: Db, platformId: string, identifierKey: string): Promise<boolean> {
@@ -58,7 +59,7 @@ export async function identifierKeyTaken(db: Db, platformId: string, identifierK
     .select('id')
     .where('platform_id', '=', platformId)
     .where('identifier_key', '=', identifierKey)
-    .where('is_deleted', '=', 0)
+    .where('is_deleted', '=', sql.lit(0))
     .executeTakeFirst();
   return row !== undefined;
 }
@@ -85,7 +86,7 @@ export async function updateExternalAccountIfChallenge(
     .set(patch)
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
-    .where('is_deleted', '=', 0)
+    .where('is_deleted', '=', sql.lit(0))
     .where('status', '=', expected.status)
     .where('challenge_nonce', '=', expected.nonce)
     .executeTakeFirst();
@@ -115,7 +116,7 @@ export async function findDefaultUmaDepositAccount(db: Db, platformId: string, c
     .where('platform_id', '=', platformId)
     .where('customer_id', '=', customerId)
     .where('default_uma_deposit_account', '=', 1)
-    .where('is_deleted', '=', 0)
+    .where('is_deleted', '=', sql.lit(0))
     .where('currency', '=', currency)
     .executeTakeFirst();
 }
@@ -127,7 +128,7 @@ export async function softDeleteExternalAccount(db: Db, platformId: string, id: 
     .set({ is_deleted: 1, default_uma_deposit_account: 0, challenge_token: null, updated_at: at })
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
-    .where('is_deleted', '=', 0);
+    .where('is_deleted', '=', sql.lit(0));
   if (owner === 'customer') q = q.where('customer_id', 'is not', null);
   if (owner === 'platform') q = q.where('customer_id', 'is', null);
   const res = await q.executeTakeFirst();
@@ -142,7 +143,7 @@ export interface ExternalAccountFilter {
 
 /** The live accounts matching a filter, as a base query for pagination (no select). */
 export function externalAccountQuery(db: Kysely<DB>, platformId: string, f: ExternalAccountFilter) {
-  let q = db.selectFrom('external_accounts').where('platform_id', '=', platformId).where('is_deleted', '=', 0);
+  let q = db.selectFrom('external_accounts').where('platform_id', '=', platformId).where('is_deleted', '=', sql.lit(0));
   q = f.owner === 'customer' ? q.where('customer_id', 'is not', null) : q.where('customer_id', 'is', null);
   if (f.customerId !== undefined) q = q.where('customer_id', '=', f.customerId);
   if (f.currency !== undefined) q = q.where('currency', '=', f.currency);

@@ -89,7 +89,7 @@ export async function ownersWithoutAccounts(db: Db): Promise<Array<{ platform_id
  * needed accounts got them, the others get them when they may (end-user terms on file).
  */
 export async function markAccountsChecked(db: Db): Promise<void> {
-  await db.updateTable('customers').set({ accounts_unchecked: 0 }).where('accounts_unchecked', '=', 1).execute();
+  await db.updateTable('customers').set({ accounts_unchecked: 0 }).where('accounts_unchecked', '=', sql.lit(1)).execute();
 }
 
 /** The query of ownersWithoutAccounts (exported so a test can check its plan). */

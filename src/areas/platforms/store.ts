@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { DB, PlatformsTable } from '../../kernel/db/schema.js';
 
@@ -12,7 +13,7 @@ export async function findPlatform(db: Kysely<DB>, id: string): Promise<Platform
 }
 
 export async function findDefaultPlatform(db: Kysely<DB>): Promise<PlatformRow | undefined> {
-  return db.selectFrom('platforms').selectAll().where('is_default', '=', 1).executeTakeFirst();
+  return db.selectFrom('platforms').selectAll().where('is_default', '=', sql.lit(1)).executeTakeFirst();
 }
 
 export async function listPlatforms(db: Kysely<DB>): Promise<PlatformRow[]> {

@@ -70,7 +70,7 @@ export async function releaseLane(db: Db, platformId: string, resourceId: string
     .where('status', 'in', [...OPEN_STATUSES])
     .where('event_seq', '>', afterSeq)
     .orderBy('event_seq', 'asc')
-    .limit(1)
+    .limit(sql.lit(1))
     .executeTakeFirst();
   if (!next || next.status !== 'PENDING' || next.next_attempt_ms === null || Number(next.next_attempt_ms) >= readyMs) return;
   await db.updateTable('webhook_deliveries').set({ next_attempt_ms: readyMs }).where('id', '=', next.id).where('status', '=', 'PENDING').execute();
