@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { literalLimit } from './db/limit.js';
 import type { DB, WebhookDeliveriesTable } from './db/schema.js';
 import { prepared } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
@@ -122,7 +123,7 @@ export async function listEvents(db: Kysely<DB>, platformId: string, opts: { typ
   if (opts.type) q = q.where('type', '=', opts.type);
   if (opts.resourceId) q = q.where('resource_id', '=', opts.resourceId);
   if (opts.afterSeq !== undefined) q = q.where('seq', '>', opts.afterSeq);
-  const rows = await q.orderBy('seq', 'asc').limit(opts.limit ?? 1000).execute();
+  const rows = await q.orderBy('seq', 'asc').limit(literalLimit(opts.limit ?? 1000)).execute();
   return rows.map((r) => ({
     seq: Number(r.seq),
     id: r.id,

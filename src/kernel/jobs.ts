@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import { literalLimit } from './db/limit.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.js';
 import { iso } from './clock.js';
@@ -56,8 +57,8 @@ interface ClaimRow {
  * their platform's clock, `run_at_ms <= now + clock_offset_ms`; locked and skipped when
  * locked (another worker has them) on PostgreSQL.
  */
-const claimQuery = preparedByShape<{ kinds: number; platform: boolean; postgres: boolean }, Record<string, unknown>, ClaimRow>(
-  (s) => `${s.kinds}|${s.platform}|${s.postgres}`,
+const claimQuery = preparedByShape<{ kinds: number; platform: boolean; postgres: boolean; max: number }, Record<string, unknown>, ClaimRow>(
+  (s) => `${s.kinds}|${s.platform}|${s.postgres}|${s.max}`,
   (db, p, s) => {
     let q = db
       .selectFrom('jobs as j')
@@ -74,11 +75,11 @@ const claimQuery = preparedByShape<{ kinds: number; platform: boolean; postgres:
       .where('j.run_at_ms', '<=', sql<number>`${p('now')} + (select case when max(clock_offset_ms) > 0 then max(clock_offset_ms) else 0 end from platforms)`)
       .where(sql<boolean>`j.run_at_ms <= ${p('now')} + coalesce(p.clock_offset_ms, 0)`);
     if (s.platform) q = q.where('j.platform_id', '=', p('platformId'));
-    q = q.orderBy('j.run_at_ms', 'asc').orderBy('j.id', 'asc').limit(p('max'));
+    q = q.orderBy('j.run_at_ms', 'asc').orderBy('j.id', 'asc').limit(literalLimit(s.max));
     if (s.postgres) q = q.forUpdate('j').skipLocked();
     return q;
   },
-  Infinity, // a handful of shapes: the number of registered kinds, with or without a platform
+  Infinity, // a handful of shapes: the number of registered kinds, with or without a platform, and the batch size (1 or BATCH_SIZE)
 );
 
 // A job's savepoint statements, compiled once (each handler runs inside one).
@@ -251,9 +252,9 @@ export class JobQueue {
     // SQLite's one connection has no queue of its own).
     return withPoolPriority(() =>
       db.transaction().execute(async (trx) => {
-        const params: Record<string, unknown> = { now: realNow, max, platformId };
+        const params: Record<string, unknown> = { now: realNow, platformId };
         kinds.forEach((k, i) => (params[`k${i}`] = k));
-        const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres })!.all(trx, params);
+        const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres, max })!.all(trx, params);
         const started = performance.now();
         let ran = 0;
         for (const row of rows) {

@@ -1,4 +1,5 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
+import { literalLimit } from './db/limit.js';
 import { type TSchema, Type } from 'typebox';
 import { apiError } from './errors.js';
 
@@ -75,7 +76,7 @@ export async function paginate<Row, Item>(
     : ((await base.select(sql<number>`count(*)`.as('n')).executeTakeFirst()) as { n: number | string } | undefined);
   let q = base.selectAll();
   if (opts.cursor !== undefined) q = q.where(idColumn, order === 'desc' ? '<' : '>', decodeCursor(opts.cursor));
-  const rows = (await q.orderBy(idColumn, order).limit(limit + 1).execute()) as Row[];
+  const rows = (await q.orderBy(idColumn, order).limit(literalLimit(limit + 1)).execute()) as Row[];
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const page: Page<Item> = { data: pageRows.map(toItem), hasMore, totalCount: Number(countRow?.n ?? 0) };

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { literalLimit } from '../../kernel/db/limit.js';
 import type { DB } from '../../kernel/db/schema.js';
 
 // The import's tables (migration 0025_customers_bulk). Typed here, beside their only user.
@@ -70,7 +71,7 @@ export async function importById(db: Db, id: string): Promise<BulkImportsTable |
 
 /** The next `limit` rows still to process, in file order. */
 export async function pendingRows(db: Db, importId: string, limit: number): Promise<BulkImportRowsTable[]> {
-  return t(db).selectFrom('bulk_import_rows').selectAll().where('import_id', '=', importId).orderBy('row_no', 'asc').limit(limit).execute();
+  return t(db).selectFrom('bulk_import_rows').selectAll().where('import_id', '=', importId).orderBy('row_no', 'asc').limit(literalLimit(limit)).execute();
 }
 
 export async function deleteRowsThrough(db: Db, importId: string, lastRow: number): Promise<void> {

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { literalLimit } from '../../kernel/db/limit.js';
 import type { DB, LedgerBalancesTable, LedgerEntriesTable, LedgerPostingsTable } from '../../kernel/db/schema.js';
 import { prepared, preparedByShape, preparedInsert } from '../../kernel/db/prepared.js';
 
@@ -150,6 +151,6 @@ export async function entriesOfAccount(db: Db, platformId: string, accountId: st
     .where('platform_id', '=', platformId)
     .where('id', 'in', (sub) => sub.selectFrom('ledger_postings').select('entry_id').where('account_id', '=', accountId))
     .orderBy('id', 'desc')
-    .limit(limit)
+    .limit(literalLimit(limit))
     .execute();
 }

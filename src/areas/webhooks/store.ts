@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, type Transaction, sql } from 'kysely';
+import { literalLimit } from '../../kernel/db/limit.js';
 import type { DB, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../kernel/db/schema.js';
 import { payloadText } from '../../kernel/event-bodies.js';
 import { deliveryIdOf, eventIdOfDelivery } from '../../kernel/events.js';
@@ -50,7 +51,7 @@ export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres:
       ),
     );
   if (platformId !== undefined) q = q.where('d.platform_id', '=', platformId);
-  q = q.orderBy('d.next_attempt_ms', 'asc').orderBy('d.event_seq', 'asc').limit(limit);
+  q = q.orderBy('d.next_attempt_ms', 'asc').orderBy('d.event_seq', 'asc').limit(literalLimit(limit));
   if (postgres) q = q.forUpdate('d').skipLocked();
   return (await q.execute()) as Claimable[];
 }
@@ -70,7 +71,7 @@ export async function releaseLane(db: Db, platformId: string, resourceId: string
     .where('status', 'in', [...OPEN_STATUSES])
     .where('event_seq', '>', afterSeq)
     .orderBy('event_seq', 'asc')
-    .limit(sql.lit(1))
+    .limit(literalLimit(1))
     .executeTakeFirst();
   if (!next || next.status !== 'PENDING' || next.next_attempt_ms === null || Number(next.next_attempt_ms) >= readyMs) return;
   await db.updateTable('webhook_deliveries').set({ next_attempt_ms: readyMs }).where('id', '=', next.id).where('status', '=', 'PENDING').execute();
@@ -239,7 +240,7 @@ export async function deliveriesPage(db: Db, platformId: string, f: DeliveryFilt
   const counted = await q.clearSelect().select(sql<number>`count(*)`.as('n')).executeTakeFirst();
   let pq = q;
   if (opts.cursor !== undefined) pq = pq.where('ev.id', '<', decodeCursor(opts.cursor));
-  const rows = await pq.orderBy('ev.id', 'desc').limit(limit + 1).execute();
+  const rows = await pq.orderBy('ev.id', 'desc').limit(literalLimit(limit + 1)).execute();
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const page: Page<DeliveryRow> = { data: pageRows.map(toRow), hasMore, totalCount: Number(counted?.n ?? 0) };

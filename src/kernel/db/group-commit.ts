@@ -1,3 +1,4 @@
+import { forgetRowShapes, type RawCapableStatement, readRows } from './row-shape.js';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, type SqliteDatabase, SelectQueryNode } from 'kysely';
 
 // Group commit for the SQLite store.
@@ -62,6 +63,8 @@ class Holder implements DatabaseConnection {
 }
 
 const SAVEPOINT = 'payments_group_member';
+/** A statement that may change what a `select *` returns. */
+const DDL = /^\s*(create|alter|drop)\b/i;
 
 export class GroupCommitDriver implements Driver {
   private locked = false;
@@ -86,7 +89,8 @@ export class GroupCommitDriver implements Driver {
 
   run(q: CompiledQuery): QueryResult<unknown> {
     const stmt = this.database.prepare(q.sql);
-    if (stmt.reader) return { rows: stmt.all(q.parameters as unknown[]) as unknown[] };
+    if (stmt.reader) return { rows: readRows(stmt as unknown as RawCapableStatement, q.parameters) };
+    if (DDL.test(q.sql)) forgetRowShapes();
     const { changes, lastInsertRowid } = stmt.run(q.parameters as unknown[]);
     return {
       numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
