@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB } from '../../kernel/db/schema.js';
 
 // The agents area's tables (migration 0022_agents), typed here and added to the store's

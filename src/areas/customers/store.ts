@@ -1,40 +1,18 @@
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
-import { sql } from 'kysely';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { CustomersTable, DB } from '../../kernel/db/schema.js';
-import { prepared, preparedByPlatformAndId } from '../../kernel/db/prepared.js';
+import { prepared, preparedByPlatformAndId, preparedInsert } from '../../kernel/db/prepared.js';
 import { TableCache } from '../../kernel/db/table-cache.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 type Db = Kysely<DB> | Transaction<DB>;
 
 export async function insertCustomer(db: Db, row: CustomerRow): Promise<void> {
-  await insertOne.execute(db, row);
+  await insertOne(db, row);
 }
 
-// The create path's statements, built and compiled once (db/prepared.ts): every column named,
-// so the SQL text never depends on which of a row's values are set.
-const insertOne = prepared<CustomerRow>((db, p) =>
-  db.insertInto('customers').values({
-    id: p('id'),
-    platform_id: p('platform_id'),
-    customer_type: p('customer_type'),
-    platform_customer_id: p('platform_customer_id'),
-    uma_address: p('uma_address'),
-    region: p('region'),
-    email: p('email'),
-    phone_number: p('phone_number'),
-    currencies: p('currencies'),
-    status: p('status'),
-    fields: p('fields'),
-    end_user_terms_consent: p('end_user_terms_consent'),
-    contact_verification: p('contact_verification'),
-    is_deleted: p('is_deleted'),
-    accounts_unchecked: p('accounts_unchecked'),
-    created_at: p('created_at'),
-    updated_at: p('updated_at'),
-  }),
-);
+// The create path's insert, built and compiled once per shape of row (db/prepared.ts).
+const insertOne = preparedInsert('customers');
 
 /** Insert many customers, in statements of at most 200 rows. */
 export async function insertCustomers(db: Db, rows: CustomerRow[]): Promise<void> {

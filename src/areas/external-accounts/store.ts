@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DB, ExternalAccountsTable } from '../../kernel/db/schema.js';
 import { prepared } from '../../kernel/db/prepared.js';
 import { TableCache } from '../../kernel/db/table-cache.js';

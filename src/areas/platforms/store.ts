@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB, PlatformsTable } from '../../kernel/db/schema.js';
 
 export type PlatformRow = Selectable<PlatformsTable>;
