@@ -59,11 +59,11 @@ export async function markCustomerDeleted(db: Db, platformId: string, id: string
 }
 
 export async function activePlatformCustomerIdTaken(db: Db, platformId: string, platformCustomerId: string, exceptId?: string): Promise<boolean> {
-  const row = exceptId ? await livePcidExcept.first(db, { platformId, platformCustomerId, exceptId }) : await livePcid.first(db, { platformId, platformCustomerId, exceptId: '' });
+  const row = exceptId ? await livePcidExcept.first(db, { platformId, platformCustomerId, exceptId }) : await livePcid.first(db, { platformId, platformCustomerId });
   return row !== undefined;
 }
 
-type PcidParams = { platformId: string; platformCustomerId: string; exceptId: string };
+type PcidParams = { platformId: string; platformCustomerId: string };
 const livePcidQuery = (db: Kysely<DB>, p: (name: keyof PcidParams) => string) =>
   db
     .selectFrom('customers')
@@ -72,7 +72,7 @@ const livePcidQuery = (db: Kysely<DB>, p: (name: keyof PcidParams) => string) =>
     .where('platform_customer_id', '=', p('platformCustomerId'))
     .where('is_deleted', '=', sql.lit(0));
 const livePcid = prepared<PcidParams, { id: string }>((db, p) => livePcidQuery(db, p));
-const livePcidExcept = prepared<PcidParams, { id: string }>((db, p) => livePcidQuery(db, p).where('id', '!=', p('exceptId')));
+const livePcidExcept = prepared<PcidParams & { exceptId: string }, { id: string }>((db, p) => livePcidQuery(db, p).where('id', '!=', p('exceptId')));
 
 /** The live (not deleted) customer of the platform with this platformCustomerId, if any. */
 export async function findLiveCustomerByPlatformCustomerId(db: Db, platformId: string, platformCustomerId: string): Promise<CustomerRow | undefined> {
@@ -100,11 +100,11 @@ export async function takenUmaAddresses(db: Db, addresses: string[]): Promise<Se
 }
 
 export async function umaAddressTaken(db: Db, umaAddress: string, exceptId?: string): Promise<boolean> {
-  const row = exceptId ? await umaTakenExcept.first(db, { umaAddress, exceptId }) : await umaTaken.first(db, { umaAddress, exceptId: '' });
+  const row = exceptId ? await umaTakenExcept.first(db, { umaAddress, exceptId }) : await umaTaken.first(db, { umaAddress });
   return row !== undefined;
 }
 
-const umaTaken = prepared<{ umaAddress: string; exceptId: string }, { id: string }>((db, p) => db.selectFrom('customers').select('id').where('uma_address', '=', p('umaAddress')));
+const umaTaken = prepared<{ umaAddress: string }, { id: string }>((db, p) => db.selectFrom('customers').select('id').where('uma_address', '=', p('umaAddress')));
 const umaTakenExcept = prepared<{ umaAddress: string; exceptId: string }, { id: string }>((db, p) =>
   db.selectFrom('customers').select('id').where('uma_address', '=', p('umaAddress')).where('id', '!=', p('exceptId')),
 );

@@ -9,6 +9,7 @@ export interface PlatformsTable {
   id: string;
   name: string;
   regulated: number;
+  /** A partial index names it: compare it with `sql.lit(…)`, never a bound value (SQLite would compile the query again on every run; docs/decisions.md, "Writes and scale"). */
   is_default: number;
   /** JSON: sandbox options (skipVerificationPaperwork, limits …). */
   options: string;
@@ -128,10 +129,12 @@ export interface CustomersTable {
   end_user_terms_consent: string | null;
   /** JSON {email?, phone?}: PENDING | VERIFIED, for providers that mandate it. */
   contact_verification: string | null;
+  /** A partial index names it: compare it with `sql.lit(…)`, never a bound value (SQLite would compile the query again on every run; docs/decisions.md, "Writes and scale"). */
   is_deleted: number;
   /**
    * 1 until start-up has checked that the customer holds the internal accounts it may
-   * (migration 0027; `backfillAccounts`). The service writes 0: it opens them itself.
+   * (migration 0027; `backfillAccounts`). The service writes 0: it opens them itself. A
+   * partial index names it: compare it with `sql.lit(…)`, as `is_deleted`.
    */
   accounts_unchecked: ColumnType<number, number | undefined, number>;
   created_at: string;
@@ -306,6 +309,7 @@ export interface ExternalAccountsTable {
   challenge_token: string | null;
   /** Expiry of the challenge, on the platform's clock. */
   challenge_expires_at_ms: number | null;
+  /** A partial index names it: compare it with `sql.lit(…)`, never a bound value (SQLite would compile the query again on every run; docs/decisions.md, "Writes and scale"). */
   is_deleted: number;
   created_at: string;
   updated_at: string;
