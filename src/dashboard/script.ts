@@ -241,6 +241,7 @@ async function search(id) {
 }
 
 function signin() {
+  if ($('#signin')) return; // already shown: keep what is typed and any error line
   $('#nav').innerHTML = '';
   $('#who').textContent = '';
   $('#note').textContent = '';
@@ -251,13 +252,17 @@ function signin() {
   $('#signin').onsubmit = async (e) => {
     e.preventDefault();
     const f = new FormData(e.target);
-    sessionStorage.setItem('auth', 'Basic ' + btoa(f.get('id') + ':' + f.get('secret')));
-    try { await api('GET', '/sandbox/clock'); location.hash = '#overview'; render(); } catch (err) { sessionStorage.removeItem('auth'); $('#err').textContent = err.message; }
+    const candidate = 'Basic ' + btoa(f.get('id') + ':' + f.get('secret'));
+    // Checked before it is kept: the live-update timer renders whatever is signed in, and would
+    // replace this form (and its error line) if an unchecked pair were already stored.
+    try { await call(V + '/sandbox/clock', candidate, 'GET'); } catch (err) { $('#err').textContent = err.message; return; }
+    sessionStorage.setItem('auth', candidate); location.hash = '#overview'; render();
   };
   $('#signin-operator').onsubmit = async (e) => {
     e.preventDefault();
-    sessionStorage.setItem('admin', 'Bearer ' + new FormData(e.target).get('key'));
-    try { await admin('GET', '/platforms'); location.hash = '#platforms'; render(); } catch (err) { sessionStorage.removeItem('admin'); $('#err-operator').textContent = err.message; }
+    const candidate = 'Bearer ' + new FormData(e.target).get('key');
+    try { await call('/admin/platforms', candidate, 'GET'); } catch (err) { $('#err-operator').textContent = err.message; return; }
+    sessionStorage.setItem('admin', candidate); location.hash = '#platforms'; render();
   };
 }
 
@@ -273,11 +278,14 @@ async function render() {
   $('#search').hidden = !auth(); // search reads the platform's API
   $('#signout').onclick = (e) => { e.preventDefault(); sessionStorage.removeItem('auth'); sessionStorage.removeItem('admin'); location.hash = ''; signin(); };
   busy = true;
+  const who = auth() + ' ' + operator();
+  // A page that was being read when its user signed out (or in as someone else) is dropped.
+  const current = () => who === auth() + ' ' + operator();
   try {
     const page = pages.find((p) => p[0] === name) || pages[0];
     const html = name === 'search' && auth() ? await search(param) : await page[2](param);
-    if (html !== null) { $('#main').innerHTML = html; $('#main').dataset.page = name; }
-  } catch (e) { $('#main').innerHTML = '<p class="err">' + esc(e.message) + '</p>'; }
+    if (html !== null && current()) { $('#main').innerHTML = html; $('#main').dataset.page = name; }
+  } catch (e) { if (current()) $('#main').innerHTML = '<p class="err">' + esc(e.message) + '</p>'; }
   busy = false;
 }
 $('#search').onsubmit = (e) => { e.preventDefault(); location.hash = '#search/' + enc(new FormData(e.target).get('q')); };

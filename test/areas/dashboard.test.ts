@@ -262,4 +262,50 @@ describe(`dashboard (${STORE})`, { timeout: 180_000 }, () => {
       await browser.close();
     }
   });
+
+  // The page re-reads itself every 3 s. A sign-in whose check is still running, or a page read
+  // still running at sign-out, must not let that timer replace the sign-in form or its error line.
+  it.skipIf(!existsSync(CHROMIUM))('a slow sign-in check and a page read running at sign-out keep the sign-in form and its error line', async () => {
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(15_000);
+      const slow = new Set<string>();
+      await page.route('**/*', async (route) => {
+        const path = new URL(route.request().url()).pathname;
+        if (slow.has(path)) await new Promise((r) => setTimeout(r, 4_000)); // longer than the timer's 3 s
+        await route.continue();
+      });
+      await page.goto(`${url}/dashboard`);
+
+      // A wrong operator key, checked slowly: the error line shows, nobody is signed in.
+      slow.add('/admin/platforms');
+      await page.fill('#signin-operator input[name=key]', 'wrong');
+      await page.click('#signin-operator button');
+      await page.waitForSelector('#err-operator:has-text("401")');
+      expect(await page.evaluate("sessionStorage.getItem('admin')")).toBeNull();
+      // A wrong platform pair, checked slowly: the same.
+      slow.add('/2025-10-13/sandbox/clock');
+      await page.fill('#signin input[name=id]', DEFAULT_TOKEN_ID);
+      await page.fill('#signin input[name=secret]', 'wrong');
+      await page.click('#signin button');
+      await page.waitForSelector('#err:has-text("401")');
+      expect(await page.evaluate("sessionStorage.getItem('auth')")).toBeNull();
+      await new Promise((r) => setTimeout(r, 3_500)); // a timer tick with nobody signed in keeps the form
+      expect(await page.textContent('#err')).toContain('401');
+
+      // Signed in; the overview's read is slow; signing out during it keeps the sign-in form.
+      await page.fill('#signin input[name=secret]', DEFAULT_SECRET);
+      await page.click('#signin button');
+      await page.waitForSelector('#signout');
+      await page.click('#signout');
+      await page.waitForSelector('#signin-operator');
+      await new Promise((r) => setTimeout(r, 5_000)); // the overview's read ends after the sign-out
+      expect(await page.$('#signin-operator')).not.toBeNull();
+      expect(await page.evaluate("sessionStorage.getItem('auth')")).toBeNull();
+    } finally {
+      await browser.close();
+    }
+  });
 });
