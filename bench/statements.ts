@@ -4,6 +4,7 @@
 //
 //   npx tsx bench/statements.ts                       # SQLite (in memory)
 //   TEST_STORE=postgres TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/statements.ts
+//   BY_INDEX=1 npx tsx bench/statements.ts            # bytes per flow by table and by each index apart
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -47,11 +48,12 @@ await per('POST /customers', 50, async (i) => ok(await t.call('POST', '/customer
 await per('GET /customers/{id}', 50, async () => ok(await t.call('GET', `/customers/${c.id}`)));
 await per('GET /customers (first page of 20)', 20, async () => ok(await t.call('GET', '/customers')));
 await per('GET /transactions (first page of 20)', 20, async () => ok(await t.call('GET', '/transactions')));
-// Database bytes per payment flow (SQLite only: the dbstat table), by table with its indexes.
+// Database bytes per payment flow (SQLite only: the dbstat table), by table with its indexes
+// (BY_INDEX=1: each table and each index on its own line).
 async function bytesByTable(): Promise<Map<string, number> | null> {
   if (process.env.TEST_STORE === 'postgres') return null;
   try {
-    const rows = await sql<{ tbl: string; bytes: number }>`select coalesce(m.tbl_name, d.name) as tbl, sum(d.pgsize - d.unused) as bytes from dbstat d left join sqlite_master m on m.name = d.name group by 1`.execute(t.store.db);
+    const rows = await sql<{ tbl: string; bytes: number }>`select ${sql.raw(process.env.BY_INDEX ? "d.name" : "coalesce(m.tbl_name, d.name)")} as tbl, sum(d.pgsize - d.unused) as bytes from dbstat d left join sqlite_master m on m.name = d.name group by 1`.execute(t.store.db);
     return new Map(rows.rows.map((r) => [r.tbl, Number(r.bytes)]));
   } catch {
     return null;
