@@ -17,7 +17,7 @@ export interface Rational {
   den: bigint;
 }
 
-export type Rounding = 'floor' | 'ceil' | 'half-up';
+export type Rounding = 'floor' | 'ceil' | 'half-up' | 'half-even';
 
 /** Spread of the sandbox market against the customer, in basis points of the mid rate. */
 export const SPREAD_BPS = 50;
@@ -130,13 +130,18 @@ export function divRound(num: bigint, den: bigint, rounding: Rounding): bigint {
   } else if (rounding === 'ceil') {
     if (num > 0n) q += 1n;
   } else {
+    // Half-up rounds a tie away from zero; half-even to the even neighbour.
     const twice = (r < 0n ? -r : r) * 2n;
-    if (twice >= den) q += num < 0n ? -1n : 1n;
+    const away = twice > den || (twice === den && (rounding === 'half-up' || q % 2n !== 0n));
+    if (away) q += num < 0n ? -1n : 1n;
   }
   return q;
 }
 
-/** A rational as a display number with `significant` digits (never used for amounts). */
+/**
+ * A rational as a display number with `significant` digits (never used for amounts); 17
+ * keeps the nearest double, what a client recomputing the rational gets.
+ */
 export function rationalToNumber(r: Rational, significant = 12): number {
   if (r.num === 0n) return 0;
   const neg = r.num < 0n;
@@ -214,8 +219,10 @@ function toBig(amount: bigint | number): bigint {
 }
 
 // ---------------------------------------------------------------------------------------
-// Platform fees (CROSS_CURRENCY_TRANSACTION): charged in the sending currency and taken
-// out of the sending amount before conversion.
+// Quote arithmetic (the real service's formulas; docs/sandbox.md, "Quote pricing"). Platform
+// fees (CROSS_CURRENCY_TRANSACTION) are charged in the sending currency and taken out of the
+// sending amount before conversion. Every place that prices (quotes, the transactions they
+// make, GET /exchange-rates, the lookups' sending bounds) goes through these functions.
 
 /** A platform fee in the sending currency's smallest unit. */
 export interface FeeSchedule {
@@ -231,18 +238,18 @@ export interface FeeParts {
 }
 
 /**
- * The parts of the platform fee on a sending amount. The fixed fee is taken first and the
- * variable rate applies to what remains (the hosted docs' "Assessing fees": the sending
- * amount net of all fixed fees; the sandbox has no fixed fee of its own):
- * `variable = round_half_up((s − fixed) × bps / 10,000)`, 0 when the fixed fee is the
- * whole amount or more. None without a schedule.
+ * The parts of the platform fee on a sending amount s, the real service's formula: the fixed
+ * fee is taken first and the variable rate v = bps / 10,000 applies to what remains, each
+ * part rounded on its own, half to even, in minor units:
+ * `fee = fixed + round_half_even((s − fixed) × v)`; the variable part is 0 when the fixed fee
+ * is the whole amount or more. None without a schedule.
  */
 export function platformFeeParts(sendingMinor: bigint | number, fee: FeeSchedule | null | undefined): FeeParts {
   if (!fee) return { fixed: 0n, variable: 0n, total: 0n };
   const s = toBig(sendingMinor);
   const fixed = BigInt(fee.fixed);
   const base = s > fixed ? s - fixed : 0n;
-  const variable = divRound(base * BigInt(fee.variableBps), 10_000n, 'half-up');
+  const variable = divRound(base * BigInt(fee.variableBps), 10_000n, 'half-even');
   return { fixed, variable, total: fixed + variable };
 }
 
@@ -255,7 +262,67 @@ export function platformFeeMinor(sendingMinor: bigint | number, fee: FeeSchedule
   return platformFeeParts(sendingMinor, fee).total;
 }
 
-/** What a sending amount delivers: fees come off first, the rest converts, rounded down. */
+/** A quote's amounts in minor units: what is sent, what arrives, and the platform fee within the sending amount. */
+export interface QuoteAmounts {
+  sending: bigint;
+  receiving: bigint;
+  fees: FeeParts;
+}
+
+/**
+ * The receiving amount of a locked sending amount s, the real service's formula, with fx the
+ * customer rate in minor units (minorRate) and v = bps / 10,000:
+ * `receiving = round_half_even((s − fixed) × (1 − v) × fx)`, exactly (one rounding, at the
+ * end); 0 when the fixed fee is the whole amount or more.
+ */
+function receivingOf(s: bigint, m: Rational, fee: FeeSchedule | null | undefined): bigint {
+  const fixed = BigInt(fee?.fixed ?? 0);
+  const keep = BigInt(10_000 - (fee?.variableBps ?? 0));
+  const base = s > fixed ? s - fixed : 0n;
+  return divRound(base * keep * m.num, 10_000n * m.den, 'half-even');
+}
+
+/** The quote of a locked sending amount: its receiving amount (receivingOf) and its fee (platformFeeParts). */
+export function quoteForSending(sendingMinor: bigint | number, from: string, to: string, rate: Rational, fee?: FeeSchedule | null): QuoteAmounts {
+  const s = toBig(sendingMinor);
+  return { sending: s, receiving: receivingOf(s, minorRate(rate, from, to), fee), fees: platformFeeParts(s, fee) };
+}
+
+/**
+ * The quote of a locked receiving amount r, the real service's formula:
+ * `sending = round_half_even(r / (fx × (1 − v)) + fixed)` (fixed is whole, so it is added
+ * after rounding), and the fee on that sending amount (platformFeeParts). The receiving amount
+ * stays r. Null when no sending amount can deliver (a variable fee of 100 %).
+ */
+export function quoteForReceiving(receivingMinor: bigint | number, from: string, to: string, rate: Rational, fee?: FeeSchedule | null): QuoteAmounts | null {
+  const r = toBig(receivingMinor);
+  const m = minorRate(rate, from, to);
+  const keep = BigInt(10_000 - (fee?.variableBps ?? 0));
+  if (keep <= 0n) return null;
+  const s = divRound(r * 10_000n * m.den, m.num * keep, 'half-even') + BigInt(fee?.fixed ?? 0);
+  return { sending: s, receiving: r, fees: platformFeeParts(s, fee) };
+}
+
+/**
+ * A quote's exchange rate as the reference defines it, "sending currency units per receiving
+ * currency unit", in major units and net of fees, from the quote's own rounded amounts:
+ * `((sending − fees) / 10^sendingDecimals) / (receiving / 10^receivingDecimals)`, exact.
+ * Null when nothing arrives or nothing is left after fees (no such quote exists).
+ */
+export function netExchangeRate(q: QuoteAmounts, from: string, to: string): Rational | null {
+  const net = q.sending - q.fees.total;
+  if (q.receiving <= 0n || net <= 0n) return null;
+  const df = BigInt(getCurrency(from).decimals);
+  const dt = BigInt(getCurrency(to).decimals);
+  return rational(net * 10n ** dt, q.receiving * 10n ** df);
+}
+
+/** A rational as the nearest double (full precision: what a client recomputing it gets). */
+export function rationalToDouble(r: Rational): number {
+  return rationalToNumber(r, 17);
+}
+
+/** What a sending amount delivers (quoteForSending): its fee, what is left after it, the receiving amount. */
 export function receivingForSending(
   sendingMinor: bigint | number,
   from: string,
@@ -263,28 +330,13 @@ export function receivingForSending(
   rate: Rational,
   fee?: FeeSchedule | null,
 ): { fees: bigint; net: bigint; receiving: bigint } {
-  const s = toBig(sendingMinor);
-  const fees = platformFeeMinor(s, fee);
-  const net = s > fees ? s - fees : 0n;
-  return { fees, net, receiving: convertMinor(net, from, to, rate, 'floor') };
+  const q = quoteForSending(sendingMinor, from, to, rate, fee);
+  const net = q.sending > q.fees.total ? q.sending - q.fees.total : 0n;
+  return { fees: q.fees.total, net, receiving: q.receiving };
 }
 
 /** Upper limit of the searches below: past it a bound is "unresolvable". */
 const SEARCH_LIMIT = 1n << 96n;
-
-/**
- * Exact comparison of net(s) × rate against a receiving amount: sign of net·m − target.
- * net(s) = s − fee(s) never decreases as s grows (0 up to the fixed fee; past it, with
- * t = s − fixed, t − round(t × bps / 10,000) grows by 0 or 1 per unit for bps ≤ 10,000),
- * so the searches below may bisect on it.
- */
-function compareDelivered(s: bigint, m: Rational, targetMinor: bigint, fee: FeeSchedule | null | undefined): number {
-  const fees = platformFeeMinor(s, fee);
-  const net = s > fees ? s - fees : 0n;
-  const lhs = net * m.num;
-  const rhs = targetMinor * m.den;
-  return lhs === rhs ? 0 : lhs < rhs ? -1 : 1;
-}
 
 /** Smallest s ≥ 0 with pred(s) true, for a monotone pred; null past SEARCH_LIMIT. */
 function smallestSatisfying(pred: (s: bigint) => boolean): bigint | null {
@@ -304,24 +356,22 @@ function smallestSatisfying(pred: (s: bigint) => boolean): bigint | null {
 }
 
 /**
- * The smallest sending amount (minor units of `from`) that delivers at least `minReceiving`
- * (minor units of `to`): the exact value of (s − fees) × rate is ≥ min, so it delivers at
- * least min whatever the final rounding. Null when no amount can (a fee of 100 %).
+ * The smallest sending amount (minor units of `from`) whose quote (quoteForSending) delivers
+ * at least `minReceiving` (minor units of `to`). The receiving amount never decreases as the
+ * sending amount grows (one half-even rounding of a non-decreasing exact value), so the search
+ * bisects on it. Null when no amount can (a fee of 100 %).
  */
 export function minSendingFor(minReceiving: bigint | number, from: string, to: string, rate: Rational, fee?: FeeSchedule | null): bigint | null {
   const target = toBig(minReceiving);
   const m = minorRate(rate, from, to);
-  return smallestSatisfying((s) => compareDelivered(s, m, target, fee) >= 0);
+  return smallestSatisfying((s) => receivingOf(s, m, fee) >= target);
 }
 
-/**
- * The largest sending amount that delivers at most `maxReceiving`: the exact value of
- * (s − fees) × rate is ≤ max, so it delivers at most max whatever the final rounding.
- */
+/** The largest sending amount whose quote (quoteForSending) delivers at most `maxReceiving`. */
 export function maxSendingFor(maxReceiving: bigint | number, from: string, to: string, rate: Rational, fee?: FeeSchedule | null): bigint | null {
   const target = toBig(maxReceiving);
   const m = minorRate(rate, from, to);
-  const firstOver = smallestSatisfying((s) => compareDelivered(s, m, target, fee) > 0);
+  const firstOver = smallestSatisfying((s) => receivingOf(s, m, fee) > target);
   return firstOver === null ? null : firstOver - 1n;
 }
 

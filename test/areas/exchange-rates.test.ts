@@ -112,19 +112,20 @@ describe(`exchange rates (${STORE})`, () => {
   });
 
   it('converts sendingAmount across decimals exactly: USD → JPY (0), BTC (8) → USD, JPY → USD', async () => {
-    // 123.45 USD × 149.25 = 18,424.91 yen, rounded down.
+    // 123.45 USD × 149.25 = 18,424.91 yen, rounded half to even; the rate from those amounts.
     const jpy = await one('?sourceCurrency=USD&destinationCurrency=JPY&sendingAmount=12345');
-    expect(jpy).toMatchObject({ sendingAmount: 12_345, receivingAmount: 18_424, destinationCurrency: { decimals: 0 }, destinationPaymentRail: 'SWIFT' });
-    expect(jpy.exchangeRate).toBeCloseTo(1 / 149.25, 12);
+    expect(jpy).toMatchObject({ sendingAmount: 12_345, receivingAmount: 18_425, destinationCurrency: { decimals: 0 }, destinationPaymentRail: 'SWIFT' });
+    expect(jpy.exchangeRate).toBeCloseTo(123.45 / 18_425, 15);
     // 150 yen minimum: 150 / 1.4925 = 100.5 cents → 101.
     expect(jpy.minSendingAmount).toBe(101);
-    // 10,000 sats × 0.064675 cents = 646.75 cents.
+    // 10,000 sats × 0.064675 cents = 646.75 cents → 647.
     const btc = await one('?sourceCurrency=BTC&destinationCurrency=USD&sendingAmount=10000');
-    expect(btc).toMatchObject({ sourceCurrency: { code: 'BTC', decimals: 8 }, receivingAmount: 646, fees: { fixed: 0, total: 0 } });
-    expect(btc.exchangeRate).toBeCloseTo(1 / 64_675, 15);
+    expect(btc).toMatchObject({ sourceCurrency: { code: 'BTC', decimals: 8 }, receivingAmount: 647, fees: { fixed: 0, total: 0 } });
+    expect(btc.exchangeRate).toBeCloseTo(0.0001 / 6.47, 15);
+    // 150 yen → 99.5 cents: a tie, to the even 100.
     const back = await one('?sourceCurrency=JPY&destinationCurrency=USD&sendingAmount=150');
-    expect(back.receivingAmount).toBe(99);
-    expect(back.exchangeRate).toBeCloseTo(150 / 0.995, 9);
+    expect(back.receivingAmount).toBe(100);
+    expect(back.exchangeRate).toBe(150);
   });
 
   it('shows a currency to itself only when asked, at 1', async () => {
@@ -146,13 +147,13 @@ describe(`exchange rates (${STORE})`, () => {
     const patched = await t.call('PATCH', '/config', { feeConfigs: [usdFee(100, 30)] });
     expect(patched.statusCode, patched.body).toBe(200);
     const after = await one('?sourceCurrency=USD&destinationCurrency=EUR');
-    // Fee 30 + 1 % of 10,000 = 130; (10,000 − 130) × 0.9154 = 9,034.998 → 9,034.
-    expect(after).toMatchObject({ sendingAmount: 10_000, receivingAmount: 9_034, fees: { fixed: 30, total: 130 } });
+    // Fee 30 + 1 % of 9,970 = 130; (10,000 − 30) × 0.99 × 0.9154 = 9,035.17 → 9,035.
+    expect(after).toMatchObject({ sendingAmount: 10_000, receivingAmount: 9_035, fees: { fixed: 30, total: 130 } });
     // The fee is part of the cached value: a new fee refreshes the entry at once.
     expect(after.updatedAt).toBe(now());
     expect(after.updatedAt).not.toBe(before.updatedAt);
-    // The minimum covers the fee: €1 needs (100 / 0.9154 → 110 net) + 30 + 1 = 141 cents.
-    expect(after.minSendingAmount).toBe(141);
+    // The minimum covers the fee: €1 needs (s − 30) × 0.99 × 0.9154 ≥ 99.5, s − 30 = 110: 140 cents.
+    expect(after.minSendingAmount).toBe(140);
     expect(after.minSendingAmount).toBeGreaterThan(before.minSendingAmount);
     expect(after.maxSendingAmount).toBeGreaterThan(before.maxSendingAmount);
     const small = await one('?sourceCurrency=USD&destinationCurrency=EUR&sendingAmount=149');

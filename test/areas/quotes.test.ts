@@ -110,7 +110,9 @@ describe(`quotes (${STORE})`, () => {
         expect(lookup.statusCode, lookup.body).toBe(200);
         const l = lookup.json() as { lookupId: string; supportedCurrencies: Array<{ currency: { code: string }; estimatedExchangeRate: number }> };
         const est = l.supportedCurrencies.find((s) => s.currency.code === 'EUR')!.estimatedExchangeRate;
-        expect(Math.abs(est * q.exchangeRate - 1)).toBeLessThan(1e-9);
+        // The estimate is the customer rate the quote priced with; its exchangeRate is net of fees, from its amounts.
+        expect(Math.abs(est / q.rateDetails.counterpartyMultiplier! - 1)).toBeLessThan(1e-9);
+        expect(Math.abs(q.exchangeRate / ((q.totalSendingAmount - q.feesIncluded) / q.totalReceivingAmount) - 1)).toBeLessThan(1e-9);
 
         // With the lookup: the same price.
         const withLookup = await created(quoteRequest(c.accounts.USD!.id, dest, 10_000, { lookupId: l.lookupId }));

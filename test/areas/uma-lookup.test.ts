@@ -118,8 +118,8 @@ describe(`UMA receiver lookup (${STORE})`, () => {
       const eur = await lookup(`$success.eur@${SANDBOX}`);
       expect(eur.sendingCurrency).toEqual(USD);
       expect(eur.supportedCurrencies).toEqual([
-        // 0.92 × 0.995; €1 / 0.9154 → 110 cents; €100,000 / 0.9154 → 10,924,186 cents.
-        { currency: { code: 'EUR', name: 'Euro', symbol: '€', decimals: 2 }, estimatedExchangeRate: 0.9154, min: 100, max: 10_000_000, minSendingAmount: 110, maxSendingAmount: 10_924_186 },
+        // 0.92 × 0.995; €1: 109 × 0.9154 = 99.78 rounds to 100; €100,000 / 0.9154 → 10,924,186 cents.
+        { currency: { code: 'EUR', name: 'Euro', symbol: '€', decimals: 2 }, estimatedExchangeRate: 0.9154, min: 100, max: 10_000_000, minSendingAmount: 109, maxSendingAmount: 10_924_186 },
       ]);
       expect(eur.requiredPayerDataFields).toBeUndefined();
       const mxn = await lookup(`$success.mxn@${SANDBOX}`);
@@ -225,8 +225,8 @@ describe(`UMA receiver lookup (${STORE})`, () => {
     it('sendingCurrency selects one of the sender\'s currencies and is echoed; others → 400 INVALID_CURRENCY', async () => {
       const eur = await lookup(`$success.usd@${SANDBOX}`, { customerId: sender.id, sendingCurrency: 'EUR' });
       expect(eur.sendingCurrency).toEqual({ code: 'EUR', name: 'Euro', symbol: '€', decimals: 2 });
-      // 1 / 0.92 × 0.995 USD per EUR; $1 → 93 euro cents; $100,000 → 9,246,231.
-      expect(eur.supportedCurrencies[0]).toMatchObject({ estimatedExchangeRate: 1.08152173913, minSendingAmount: 93, maxSendingAmount: 9_246_231 });
+      // 1 / 0.92 × 0.995 USD per EUR; $1 → 92 euro cents (99.50 rounds to 100); $100,000 → 9,246,231.
+      expect(eur.supportedCurrencies[0]).toMatchObject({ estimatedExchangeRate: 1.08152173913, minSendingAmount: 92, maxSendingAmount: 9_246_231 });
       const e = envelope(await t.call('GET', url(`$success.usd@${SANDBOX}`, { customerId: sender.id, sendingCurrency: 'MXN' })), 400, 'INVALID_CURRENCY');
       expect(e.details?.errors).toEqual([{ field: 'sendingCurrency', constraint: { enum: ['USD', 'EUR', 'BTC'] }, message: expect.any(String) }]);
       envelope(await t.call('GET', url(`$success.usd@${SANDBOX}`, { customerId: sender.id, sendingCurrency: 'XXX' })), 400, 'INVALID_INPUT');
@@ -262,10 +262,10 @@ describe(`UMA receiver lookup (${STORE})`, () => {
       expect(btc.estimatedExchangeRate).toBeCloseTo(0.995 / 65_000, 15);
       const fromBtc = await lookup(`$success.usd@${SANDBOX}`, { customerId: sender.id, sendingCurrency: 'BTC' });
       expect(fromBtc.sendingCurrency).toEqual({ code: 'BTC', name: 'Bitcoin', symbol: '₿', decimals: 8 });
-      // 0.064675 cents per sat: $1 → 1,547 sats; $100,000 → 154,619,250 sats.
-      expect(fromBtc.supportedCurrencies[0]).toMatchObject({ estimatedExchangeRate: 64_675, minSendingAmount: 1_547, maxSendingAmount: 154_619_250 });
-      expect(await receivingFor('BTC', 'USD', 1_547)).toBeGreaterThanOrEqual(100);
-      expect(await receivingFor('BTC', 'USD', 1_546)).toBeLessThan(100);
+      // 0.064675 cents per sat, rounded half to even: $1 → 1,539 sats (99.53 cents); $100,000 → 154,619,257 sats (10,000,000.45 cents).
+      expect(fromBtc.supportedCurrencies[0]).toMatchObject({ estimatedExchangeRate: 64_675, minSendingAmount: 1_539, maxSendingAmount: 154_619_257 });
+      expect(await receivingFor('BTC', 'USD', 1_539)).toBeGreaterThanOrEqual(100);
+      expect(await receivingFor('BTC', 'USD', 1_538)).toBeLessThan(100);
     });
 
     it('agrees with GET /exchange-rates and includes the platform fee in the sending bounds', async () => {
@@ -279,11 +279,11 @@ describe(`UMA receiver lookup (${STORE})`, () => {
       expect((await t.call('PATCH', '/config', { feeConfigs: [usdFee(100, 30)] })).statusCode).toBe(200);
       try {
         const after = (await lookup(`$success.eur@${SANDBOX}`)).supportedCurrencies[0]!;
-        // (100 / 0.9154 → 110 net) + 30 fixed + 1 % → 141 cents.
-        expect(after).toMatchObject({ estimatedExchangeRate: 0.9154, min: 100, minSendingAmount: 141 });
+        // (s − 30) × 0.99 × 0.9154 ≥ 99.5: s − 30 = 110, 140 cents.
+        expect(after).toMatchObject({ estimatedExchangeRate: 0.9154, min: 100, minSendingAmount: 140 });
         expect(after.maxSendingAmount).toBeGreaterThan(before.maxSendingAmount!);
-        expect(await receivingFor('USD', 'EUR', 141)).toBeGreaterThanOrEqual(100);
-        expect(await receivingFor('USD', 'EUR', 140)).toBeLessThan(100);
+        expect(await receivingFor('USD', 'EUR', 140)).toBeGreaterThanOrEqual(100);
+        expect(await receivingFor('USD', 'EUR', 139)).toBeLessThan(100);
         expect(await receivingFor('USD', 'EUR', after.maxSendingAmount!)).toBeLessThanOrEqual(10_000_000);
         // No fee from EUR, nor USD to USD.
         const fromEur = (await lookup(`$success.eur@${SANDBOX}`, { customerId: sender.id, sendingCurrency: 'EUR' })).supportedCurrencies[0]!;

@@ -54,6 +54,9 @@ describe('rationals', () => {
     expect([divRound(7n, 3n, 'floor'), divRound(7n, 3n, 'ceil'), divRound(7n, 3n, 'half-up')]).toEqual([2n, 3n, 2n]);
     expect([divRound(8n, 3n, 'half-up'), divRound(6n, 3n, 'ceil'), divRound(6n, 3n, 'floor')]).toEqual([3n, 2n, 2n]);
     expect(divRound(7n, -2n, 'floor')).toBe(-4n);
+    // Half to even: a tie goes to the even neighbour, anything else to the nearest.
+    expect([5n, 15n, 25n, 35n, 26n, 24n].map((n) => divRound(n, 10n, 'half-even'))).toEqual([0n, 2n, 2n, 4n, 3n, 2n]);
+    expect([-5n, -15n, -25n, -26n].map((n) => divRound(n, 10n, 'half-even'))).toEqual([-0n, -2n, -2n, -3n]);
   });
 
   it('shows rationals as display numbers with 12 significant digits', () => {
@@ -174,12 +177,14 @@ describe('convertMinor across decimals', () => {
 describe('platform fees and receiving amounts', () => {
   const fee: FeeSchedule = { variableBps: 100, fixed: 30 };
 
-  it('charges fixed + variable (half up) on the amount net of the fixed fee, nothing without a schedule', () => {
+  it('charges fixed + variable (half to even) on the amount net of the fixed fee, nothing without a schedule', () => {
     expect(platformFeeMinor(10_000, fee)).toBe(130n); // 30 + 1 % of 9,970 = 99.7 → 100
     expect(platformFeeMinor(180, fee)).toBe(32n); // 30 + 1 % of 150 = 1.5 → 2
     expect(platformFeeMinor(179, fee)).toBe(31n); // 30 + 1 % of 149 = 1.49 → 1
     expect(platformFeeMinor(150, fee)).toBe(31n); // on the gross amount it would be 30 + 1.5 → 32
     expect(platformFeeMinor(10_000, null)).toBe(0n);
+    // Ties: 0.5 % of 100 = 0.5 → 0, of 300 = 1.5 → 2, of 500 = 2.5 → 2 (half up would give 1, 2, 3).
+    expect([100, 300, 500].map((a) => platformFeeParts(a, { variableBps: 50, fixed: 0 }).variable)).toEqual([0n, 2n, 2n]);
   });
 
   it('applies the variable rate after the fixed fee (hosted docs, "Assessing fees")', () => {
@@ -194,9 +199,10 @@ describe('platform fees and receiving amounts', () => {
     expect(platformFeeParts(5_000, null)).toEqual({ fixed: 0n, variable: 0n, total: 0n });
   });
 
-  it('takes fees off before converting, rounding the delivery down', () => {
+  it('delivers round_half_even((s − fixed) × (1 − v) × fx): the fixed fee off, the variable rate unrounded', () => {
     const eur = sandboxRate('USD', 'EUR').exact;
-    expect(receivingForSending(10_000, 'USD', 'EUR', eur, fee)).toEqual({ fees: 130n, net: 9_870n, receiving: 9_034n }); // 9870 × 0.9154 = 9034.998
+    // (10,000 − 30) × 0.99 × 0.9154 = 9035.17262 → 9035 (the rounded fee would leave 9870 × 0.9154 = 9034.998).
+    expect(receivingForSending(10_000, 'USD', 'EUR', eur, fee)).toEqual({ fees: 130n, net: 9_870n, receiving: 9_035n });
     expect(receivingForSending(10_000, 'USD', 'EUR', eur)).toEqual({ fees: 0n, net: 10_000n, receiving: 9_154n });
     expect(receivingForSending(20, 'USD', 'EUR', eur, fee)).toEqual({ fees: 30n, net: 0n, receiving: 0n });
   });
@@ -205,7 +211,7 @@ describe('platform fees and receiving amounts', () => {
 describe('sending bounds', () => {
   const usdJpy = sandboxRate('USD', 'JPY').exact;
 
-  it('USD → JPY: min delivers at least min (rounded up), max at most max (rounded down)', () => {
+  it('USD → JPY: min is the smallest amount whose quote delivers min, max the largest that delivers at most max', () => {
     // 150 yen / 1.4925 yen per cent = 100.50 cents → 101.
     expect(minSendingFor(150, 'USD', 'JPY', usdJpy)).toBe(101n);
     expect(convertMinor(101, 'USD', 'JPY', usdJpy, 'floor')).toBe(150n);
@@ -232,21 +238,22 @@ describe('sending bounds', () => {
     // 2 BTC = 130,000 / 0.995 USD = 130,653.27 USD → 13,065,326 cents.
     expect(maxSendingFor(200_000_000, 'USD', 'BTC', usdBtc)).toBe(13_065_326n);
     const btcUsd = sandboxRate('BTC', 'USD').exact;
-    // 100 cents at 0.064675 cents per sat: 1,546.19 sats → 1,547.
-    expect(minSendingFor(100, 'BTC', 'USD', btcUsd)).toBe(1_547n);
+    // 100 cents at 0.064675 cents per sat, rounded half to even: 99.5 cents round to 100, so 1,538.47 sats → 1,539.
+    expect(minSendingFor(100, 'BTC', 'USD', btcUsd)).toBe(1_539n);
+    expect(receivingForSending(1_539, 'BTC', 'USD', btcUsd).receiving).toBe(100n);
+    expect(receivingForSending(1_538, 'BTC', 'USD', btcUsd).receiving).toBe(99n);
   });
 
   it('includes the platform fee: min covers it, max leaves room for it', () => {
     const eur = sandboxRate('USD', 'EUR').exact;
     const fee: FeeSchedule = { variableBps: 100, fixed: 50 };
     const min = minSendingFor(100, 'USD', 'EUR', eur, fee)!;
-    expect(min).toBe(161n); // fee(161) = 50 + 1 % of 111 → 51, 110 × 0.9154 = 100.69 ≥ 100; fee(160) = 51, 109 × 0.9154 < 100
+    expect(min).toBe(160n); // (160 − 50) × 0.99 × 0.9154 = 99.69 → 100; (159 − 50) × 0.99 × 0.9154 = 98.78 → 99
     expect(receivingForSending(min, 'USD', 'EUR', eur, fee).receiving).toBeGreaterThanOrEqual(100n);
     expect(receivingForSending(min - 1n, 'USD', 'EUR', eur, fee).receiving).toBeLessThan(100n);
     const max = maxSendingFor(10_000_000, 'USD', 'EUR', eur, fee)!;
     expect(receivingForSending(max, 'USD', 'EUR', eur, fee).receiving).toBeLessThanOrEqual(10_000_000n);
-    const over = receivingForSending(max + 1n, 'USD', 'EUR', eur, fee);
-    expect(convertMinor(over.net, 'USD', 'EUR', eur, 'ceil')).toBeGreaterThan(10_000_000n);
+    expect(receivingForSending(max + 1n, 'USD', 'EUR', eur, fee).receiving).toBeGreaterThan(10_000_000n);
     expect(max).toBeGreaterThan(maxSendingFor(10_000_000, 'USD', 'EUR', eur)!);
   });
 
@@ -262,10 +269,8 @@ describe('sending bounds', () => {
           const tag = `${from}→${c.currency} ${JSON.stringify(f)}`;
           expect(receivingForSending(lo, from, c.currency, rate, f).receiving, tag).toBeGreaterThanOrEqual(BigInt(c.min));
           if (lo > 0n) expect(receivingForSending(lo - 1n, from, c.currency, rate, f).receiving, tag).toBeLessThan(BigInt(c.min));
-          const atHi = receivingForSending(hi, from, c.currency, rate, f);
-          expect(convertMinor(atHi.net, from, c.currency, rate, 'ceil'), tag).toBeLessThanOrEqual(BigInt(c.max));
-          const past = receivingForSending(hi + 1n, from, c.currency, rate, f);
-          expect(convertMinor(past.net, from, c.currency, rate, 'ceil'), tag).toBeGreaterThan(BigInt(c.max));
+          expect(receivingForSending(hi, from, c.currency, rate, f).receiving, tag).toBeLessThanOrEqual(BigInt(c.max));
+          expect(receivingForSending(hi + 1n, from, c.currency, rate, f).receiving, tag).toBeGreaterThan(BigInt(c.max));
           expect(lo <= hi, tag).toBe(true);
         }
       }

@@ -5,7 +5,7 @@ import type { DB } from '../../kernel/db/schema.js';
 import { TableCache } from '../../kernel/db/table-cache.js';
 import { apiError, FieldErrors } from '../../kernel/errors.js';
 import { CORRIDORS, corridorOf, defaultRail, type PaymentRail } from '../../sandbox/corridors.js';
-import { type CachedRate, cachedRate, type FeeSchedule, invertR, rationalToNumber, receivingForSending, sendingBounds } from '../../sandbox/fx.js';
+import { type CachedRate, cachedRate, type FeeSchedule, invertR, netExchangeRate, quoteForSending, rationalToDouble, sendingBounds } from '../../sandbox/fx.js';
 import { FEE_SOURCE_CURRENCIES, findActiveFee } from '../config/service.js';
 import { findConfig } from '../config/store.js';
 import type { PlatformRow } from '../platforms/store.js';
@@ -38,6 +38,13 @@ const fees = new TableCache<string, FeeSchedule | null>(['fee_configs']);
  */
 export function pairRate(platformId: string, from: string, to: string, nowMs: number, sourceFee: FeeSchedule | null): CachedRate {
   return cachedRate(platformId, from, to, nowMs, from === to ? null : sourceFee);
+}
+
+/** Sending units per receiving unit (major units) at the rate less the variable fee: 1 / (rate × (1 − v)). */
+function grossInverse(cached: CachedRate): { num: bigint; den: bigint } {
+  const keep = BigInt(10_000 - (cached.fee?.variableBps ?? 0));
+  const inv = invertR(cached.rate.exact);
+  return keep > 0n ? { num: inv.num * 10_000n, den: inv.den * keep } : inv;
 }
 
 /** The platform's configured currencies (config supportedCurrencies), in their order. */
@@ -83,7 +90,9 @@ export async function listExchangeRates(db: Db, platform: PlatformRow, nowMs: nu
       const bounds = sendingBounds(corridor.min, corridor.max, from, to, cached.rate.exact, cached.fee);
       // Required fields: a corridor whose sending bounds cannot be stated is left out.
       if (bounds.minSendingAmount === null || bounds.maxSendingAmount === null) continue;
-      const { fees, receiving } = receivingForSending(sendingAmount, from, to, cached.rate.exact, cached.fee);
+      // The quote arithmetic of a quote locked on this sending amount (sandbox/fx.ts).
+      const q = quoteForSending(sendingAmount, from, to, cached.rate.exact, cached.fee);
+      const receiving = q.receiving;
       if (receiving > BigInt(Number.MAX_SAFE_INTEGER)) {
         tooLarge.push(to);
         continue;
@@ -96,8 +105,10 @@ export async function listExchangeRates(db: Db, platform: PlatformRow, nowMs: nu
         destinationCurrency: currencyView(to),
         destinationPaymentRail: defaultRail(corridor) as PaymentRail,
         receivingAmount: Number(receiving),
-        exchangeRate: rationalToNumber(invertR(cached.rate.exact)),
-        fees: { fixed: cached.fee?.fixed ?? 0, total: Number(fees) },
+        // As on the quote: net of fees, from the rounded amounts; the rate's own inverse, net of
+        // the variable fee, when this amount delivers nothing.
+        exchangeRate: rationalToDouble(netExchangeRate(q, from, to) ?? grossInverse(cached)),
+        fees: { fixed: cached.fee?.fixed ?? 0, total: Number(q.fees.total) },
         updatedAt: iso(cached.updatedAtMs),
       });
     }

@@ -13,11 +13,11 @@ import {
   convertMinor,
   type FeeSchedule,
   hasRate,
-  invertR,
-  minSendingFor,
-  platformFeeParts,
-  rationalToNumber,
-  receivingForSending,
+  netExchangeRate,
+  type QuoteAmounts,
+  quoteForReceiving,
+  quoteForSending,
+  rationalToDouble,
   sandboxRate,
   sendingBounds,
 } from '../../sandbox/fx.js';
@@ -202,11 +202,12 @@ async function resolvePayee(db: Db, platform: PlatformRow, body: QuoteRequest, p
     if (body.lookupId === undefined) {
       throw invalidInput([{ field: 'lookupId', message: 'is required for a UMA_ADDRESS destination: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})' }]);
     }
+    // A lookup's rates are estimates: one priced from another currency than the source's is
+    // fine, the quote is priced afresh from its own source currency (price()).
     const lookup = await getLookup(db, platform.id, body.lookupId);
     const problems: FieldError[] = [];
     if (lookup.kind !== 'UMA' || lookup.target.toLowerCase() !== address.normalized) problems.push({ field: 'lookupId', message: `is not a lookup of ${dest.umaAddress}` });
     if (payer.customerId !== null && lookup.customerId !== payer.customerId) problems.push({ field: 'lookupId', message: `was made for another sender than ${payer.customerId}` });
-    if (lookup.sendingCurrency !== payer.currency) problems.push({ field: 'lookupId', message: `was priced from ${lookup.sendingCurrency}, not ${payer.currency}` });
     if (problems.length > 0) throw invalidInput(problems);
     // The counterparty's pay request happens now: a `$fail.payreq` receiver fails here.
     assertCounterpartyStep(umaCounterparty(address), 'QUOTE');
@@ -226,11 +227,11 @@ async function resolvePayee(db: Db, platform: PlatformRow, body: QuoteRequest, p
   }
   const account = await requireExternalAccount(db, platform.id, dest.accountId);
   if (body.lookupId !== undefined) {
+    // Priced afresh from the source currency whatever the lookup was priced from (as for UMA above).
     const lookup = await getLookup(db, platform.id, body.lookupId);
     const problems: string[] = [];
     if (lookup.kind !== 'EXTERNAL_ACCOUNT' || lookup.target !== account.id) problems.push(`is a lookup of another receiver than ${account.id}`);
     if (payer.customerId !== null && lookup.customerId !== payer.customerId) problems.push(`was made for another sender than ${payer.customerId}`);
-    if (lookup.sendingCurrency !== payer.currency) problems.push(`was priced from ${lookup.sendingCurrency}, not ${payer.currency}`);
     if (problems.length > 0) throw invalidInput(problems.map((message) => ({ field: 'lookupId', message })));
   }
   return { kind: 'EXTERNAL', account, currency: account.currency };
@@ -275,22 +276,20 @@ async function price(db: Db, platformId: string, nowMs: number, from: string, to
   const cached = pairRate(platformId, from, to, nowMs, body.platformFeeOverride !== undefined ? null : fee);
   const rate = cached.rate.exact;
   const f = body.platformFeeOverride !== undefined ? fee : cached.fee;
-  let sending: bigint;
-  let receiving: bigint;
+  let q: QuoteAmounts | null;
   if (side === 'SENDING') {
-    sending = BigInt(amount);
-    receiving = receivingForSending(sending, from, to, rate, f).receiving;
+    q = quoteForSending(amount, from, to, rate, f);
   } else {
-    receiving = BigInt(amount);
-    const s = minSendingFor(receiving, from, to, rate, f);
-    if (s === null || s > BigInt(Number.MAX_SAFE_INTEGER)) {
+    q = quoteForReceiving(amount, from, to, rate, f);
+    if (q === null || q.sending > BigInt(Number.MAX_SAFE_INTEGER)) {
       throw apiError(400, 'AMOUNT_OUT_OF_RANGE', `No sending amount in ${from} delivers ${amount} ${to}`, { field: 'lockedCurrencyAmount' });
     }
-    sending = s;
   }
+  const { sending, receiving } = q;
   const min = corridor?.min ?? 1;
   const max = corridor?.max ?? Number.MAX_SAFE_INTEGER;
-  if (receiving < BigInt(min) || receiving > BigInt(max) || sending <= 0n) {
+  const exchangeRate = netExchangeRate(q, from, to);
+  if (receiving < BigInt(min) || receiving > BigInt(max) || sending <= 0n || exchangeRate === null) {
     const bounds = sendingBounds(min, max, from, to, rate, f);
     const details: Record<string, unknown> = { field: 'lockedCurrencyAmount', receivingCurrency: to, receivingAmount: Number(receiving), minReceivingAmount: min, maxReceivingAmount: max };
     if (bounds.minSendingAmount !== null) details.minSendingAmount = bounds.minSendingAmount;
@@ -298,20 +297,19 @@ async function price(db: Db, platformId: string, nowMs: number, from: string, to
     throw apiError(400, 'AMOUNT_OUT_OF_RANGE', `The quote would deliver ${receiving} ${to} (smallest unit); the corridor takes ${min} to ${max}`, details);
   }
   if (sending > BigInt(Number.MAX_SAFE_INTEGER)) throw apiError(400, 'AMOUNT_OUT_OF_RANGE', 'The sending amount is larger than an amount can carry', { field: 'lockedCurrencyAmount' });
-  const { total: fees, variable } = platformFeeParts(sending, f);
   const variableRate = f ? f.variableBps / 10_000 : 0;
   return {
     totalSending: Number(sending),
     totalReceiving: Number(receiving),
-    fees: Number(fees),
-    exchangeRate: rationalToNumber(invertR(rate)),
+    fees: Number(q.fees.total),
+    exchangeRate: rationalToDouble(exchangeRate),
     rateDetails: {
-      counterpartyMultiplier: rationalToNumber(rate),
+      counterpartyMultiplier: rationalToDouble(rate),
       counterpartyFixedFee: 0,
-      gridApiMultiplier: 1 - variableRate,
+      gridApiMultiplier: (10_000 - (f?.variableBps ?? 0)) / 10_000,
       gridApiFixedFee: f?.fixed ?? 0,
       gridApiVariableFeeRate: variableRate,
-      gridApiVariableFeeAmount: Number(variable),
+      gridApiVariableFeeAmount: Number(q.fees.variable),
     },
   };
 }
