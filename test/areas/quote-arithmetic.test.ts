@@ -152,7 +152,7 @@ describe(`quote arithmetic: the real service's formulas (${STORE})`, () => {
     payer = await newCustomer(t, CURRENCIES);
     payee = await newCustomer(t, CURRENCIES);
   });
-  afterAll(async () => t.close());
+  afterAll(async () => t?.close());
 
   const requestOf = (c: Case) =>
     quoteRequest(payer.accounts[c.from]!.id, payee.accounts[c.to]!.id, Number(c.amount), {
@@ -308,7 +308,7 @@ describe(`quotes from a lookup priced in another currency (${STORE})`, () => {
   beforeAll(async () => {
     t = await makeApp();
   });
-  afterAll(async () => t.close());
+  afterAll(async () => t?.close());
 
   it('an external-account lookup priced from USD serves a quote from EUR, priced afresh from EUR', async () => {
     const c = await newCustomer(t, ['USD', 'EUR', 'MXN']);
