@@ -56,7 +56,6 @@ function isEip55(address: string): boolean {
   const hash = Buffer.from(keccak_256(new TextEncoder().encode(lower))).toString('hex');
   let expected = '0x';
   for (let i = 0; i < 40; i++) expected += parseInt(hash[i]!, 16) >= 8 ? lower[i]!.toUpperCase() : lower[i]!;
-  // A checksummed address has letters in both cases (all-digit addresses aside, vanishingly rare).
   return expected === address;
 }
 
@@ -138,18 +137,24 @@ describe(`crypto networks: stablecoin deposits on every network (${STORE})`, () 
   }
 
   it('EVM deposit addresses are mixed case (a real EIP-55 checksum, not lower-case hex)', async () => {
-    for (const network of ['ETHEREUM', 'BASE', 'POLYGON']) {
-      const address = (await created('USDC', network)).paymentInstructions[0]!.accountOrWalletInfo.address;
-      expect(address, network).toMatch(/[a-f]/);
-      expect(address, network).toMatch(/[A-F]/);
+    for (const [currency, network] of [['USDC', 'ETHEREUM'], ['USDC', 'BASE'], ['USDC', 'POLYGON'], ['USDT', 'ETHEREUM'], ['USDT', 'PLASMA']] as const) {
+      const info = (await created(currency, network)).paymentInstructions[0]!.accountOrWalletInfo;
+      expect(EVM_WALLETS.has(info.accountType), `${currency} ${network}: ${info.accountType}`).toBe(true);
+      expect(info.address, network).toMatch(/^0x(?=.*[a-f])(?=.*[A-F])[0-9a-fA-F]{40}$/);
+      expect(isEip55(info.address), info.address).toBe(true);
     }
   });
 
   it('addresses are per quote and per network: two quotes, or two networks of one asset, never share one', async () => {
     const seen = new Set<string>();
     for (const [currency, networks] of Object.entries(NETWORKS)) {
-      for (const { network } of networks) {
-        for (let k = 0; k < 2; k++) seen.add((await created(currency, network)).paymentInstructions[0]!.accountOrWalletInfo.address);
+      for (const { network, wallet } of networks) {
+        for (let k = 0; k < 2; k++) {
+          const [only, ...rest] = (await created(currency, network)).paymentInstructions;
+          expect(rest, `${currency} ${network}`).toEqual([]);
+          expect(only!.accountOrWalletInfo.accountType).toBe(wallet);
+          seen.add(only!.accountOrWalletInfo.address);
+        }
       }
     }
     expect(seen.size).toBe(2 * (NETWORKS.USDC!.length + NETWORKS.USDT!.length));
