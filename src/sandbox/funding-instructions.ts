@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { findCurrency } from '../kernel/currencies.js';
+import { depositAddress, depositNetworks, NETWORK_RULES, networkNamed } from './crypto-networks.js';
 
 // Sandbox funding instructions of an internal account: bank coordinates and wallet
 // addresses a payer would use to deposit into it, shaped like the reference's
@@ -7,7 +8,8 @@ import { findCurrency } from '../kernel/currencies.js';
 // is derived from the account id with SHA-256, so the same account always shows the same
 // coordinates (no storage needed), and each one carries the checksums a real validator
 // applies: ABA routing checksum, IBAN mod-97, CLABE weighted check digit, PIX BR Code
-// CRC16, base58check for Tron, bech32 for Bitcoin. Every instruction has a `reference`
+// CRC16, EIP-55 on EVM chains, base58check for Tron, bech32 for Bitcoin (crypto networks and
+// their addresses: crypto-networks.ts). Every instruction has a `reference`
 // the payer quotes, unique per account (stored as internal_accounts.funding_reference).
 
 export interface FundingInput {
@@ -21,6 +23,11 @@ export interface FundingInput {
    * ACH, wire or other deferred rail), simulated with POST /sandbox/send.
    */
   purpose?: 'ACCOUNT' | 'QUOTE';
+  /**
+   * A crypto deposit's network, as the client named it (bare or testnet alias): only that
+   * network's instructions. Absent: one per network that carries the currency.
+   */
+  cryptoNetwork?: string | undefined;
 }
 
 export type AccountOrWalletInfo = { accountType: string; reference: string } & Record<string, unknown>;
@@ -115,30 +122,6 @@ export function crc16(text: string): string {
     for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
   }
   return crc.toString(16).toUpperCase().padStart(4, '0');
-}
-
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-
-function base58(buf: Buffer): string {
-  let v = BigInt(`0x${buf.toString('hex') || '0'}`);
-  let s = '';
-  while (v > 0n) {
-    s = BASE58[Number(v % 58n)]! + s;
-    v /= 58n;
-  }
-  for (const b of buf) {
-    if (b !== 0) break;
-    s = `1${s}`;
-  }
-  return s;
-}
-
-function sha256(b: Buffer): Buffer {
-  return createHash('sha256').update(b).digest();
-}
-
-function base58check(payload: Buffer): string {
-  return base58(Buffer.concat([payload, sha256(sha256(payload)).subarray(0, 4)]));
 }
 
 const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
@@ -380,18 +363,6 @@ function pixBrCode(pixKey: string, ref: string): string {
   return body + crc16(body);
 }
 
-function solanaAddress(id: string, label: string): string {
-  return base58(bytes(id, label));
-}
-
-function ethereumAddress(id: string, label: string): string {
-  return `0x${bytes(id, label).subarray(0, 20).toString('hex')}`;
-}
-
-function tronAddress(id: string, label: string): string {
-  return base58check(Buffer.concat([Buffer.from([0x41]), bytes(id, label).subarray(0, 20)]));
-}
-
 /** A native SegWit (P2WPKH, bech32) address. */
 function bitcoinAddress(id: string): string {
   return bech32Encode('bc', [0, ...toWords(bytes(id, 'btc').subarray(0, 20))]);
@@ -401,29 +372,27 @@ function cryptoInstructions(input: FundingInput, ref: string): Array<{ notes: st
   const id = input.accountId;
   const c = input.currency;
   const owner = input.purpose === 'QUOTE' ? 'quote' : 'account';
-  const wallet = (network: string, accountType: string, address: string, assetType?: string) => ({
-    notes: note(input, ref, `Send ${c} on ${network} to the address below; it belongs to this ${owner} only.`),
-    info: { accountType, address, ...(assetType ? { assetType } : {}), reference: ref } as AccountOrWalletInfo,
-  });
-  switch (c) {
-    case 'USDC':
-      return [wallet('Solana', 'SOLANA_WALLET', solanaAddress(id, 'sol-usdc'), 'USDC'), wallet('Ethereum', 'ETHEREUM_WALLET', ethereumAddress(id, 'eth-usdc'), 'USDC')];
-    case 'USDT':
-      return [wallet('Tron', 'TRON_WALLET', tronAddress(id, 'trx-usdt'), 'USDT'), wallet('Ethereum', 'ETHEREUM_WALLET', ethereumAddress(id, 'eth-usdt'), 'USDT')];
-    case 'ETH':
-      return [wallet('Ethereum', 'ETHEREUM_WALLET', ethereumAddress(id, 'eth'))];
-    case 'SOL':
-      return [wallet('Solana', 'SOLANA_WALLET', solanaAddress(id, 'sol'))];
-    case 'BTC':
-      return [
-        {
-          notes: note(input, ref, `Send bitcoin on-chain to the native SegWit address below; it belongs to this ${owner} only.`),
-          info: { accountType: 'BITCOIN_L1', address: bitcoinAddress(id), network: 'BITCOIN', reference: ref },
-        },
-      ];
-    default:
-      return [];
+  if (c === 'BTC') {
+    return [
+      {
+        notes: note(input, ref, `Send bitcoin on-chain to the native SegWit address below; it belongs to this ${owner} only.`),
+        info: { accountType: 'BITCOIN_L1', address: bitcoinAddress(id), network: 'BITCOIN', reference: ref },
+      },
+    ];
   }
+  // A wallet on each network that carries the asset, or on the one network asked for.
+  const asked = input.cryptoNetwork === undefined ? undefined : networkNamed(input.cryptoNetwork);
+  const networks = depositNetworks(c).filter((n) => asked === undefined || n === asked);
+  const stablecoin = c === 'USDC' || c === 'USDT';
+  return networks.map((n) => {
+    const rule = NETWORK_RULES[n];
+    // The network as the client named it (a testnet alias stays one).
+    const named = asked === n && input.cryptoNetwork !== n ? `${rule.label} (${input.cryptoNetwork})` : rule.label;
+    return {
+      notes: note(input, ref, `Send ${c} on ${named} to the address below; it belongs to this ${owner} only.`),
+      info: { accountType: rule.depositWallet!, address: depositAddress(n, c, id), ...(stablecoin ? { assetType: c } : {}), reference: ref } as AccountOrWalletInfo,
+    };
+  });
 }
 
 /**

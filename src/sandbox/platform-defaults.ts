@@ -14,6 +14,7 @@ export const DEFAULT_SUPPORTED_CURRENCIES: readonly CurrencyConfigDefault[] = [
   { currencyCode: 'GBP', minAmount: 100, maxAmount: 10_000_000 },
   { currencyCode: 'INR', minAmount: 10_000, maxAmount: 800_000_000 },
   { currencyCode: 'USDC', minAmount: 1_000_000, maxAmount: 100_000_000_000 }, // 1 to 100,000 USDC
+  { currencyCode: 'USDT', minAmount: 1_000_000, maxAmount: 100_000_000_000 }, // 1 to 100,000 USDT
   { currencyCode: 'BTC', minAmount: 1_000, maxAmount: 200_000_000 }, // 1,000 sats to 2 BTC
 ];
 

@@ -1,4 +1,5 @@
 import { findCurrency, getCurrency } from '../kernel/currencies.js';
+import { CRYPTO_NETWORKS, type CryptoNetwork, NETWORK_RULES, networksCarrying } from './crypto-networks.js';
 import { divRound, divR, parseRational, type Rational, USD_MID_RATES } from './fx.js';
 
 // The sandbox's crypto withdrawal fees (POST /crypto/estimate-withdrawal-fee). Each network
@@ -10,8 +11,11 @@ import { divRound, divR, parseRational, type Rational, USD_MID_RATES } from './f
 // POL, XPL) carry their own fixed USD rate here. docs/sandbox.md ("Crypto withdrawal fee
 // estimates") shows the table.
 
-export const WITHDRAWAL_NETWORKS = ['SOLANA', 'ETHEREUM', 'BASE', 'POLYGON', 'TRON', 'PLASMA', 'BITCOIN', 'SPARK', 'LIGHTNING'] as const;
-export type WithdrawalNetwork = (typeof WITHDRAWAL_NETWORKS)[number];
+// Which currencies each network carries is the network table's (src/sandbox/crypto-networks.ts).
+
+export const WITHDRAWAL_NETWORKS = CRYPTO_NETWORKS;
+export type WithdrawalNetwork = CryptoNetwork;
+export { networksCarrying };
 
 /** An asset that pays network fees. */
 export interface FeeAsset {
@@ -48,21 +52,21 @@ export interface NetworkFeeRule {
 }
 
 export const NETWORK_FEES: Readonly<Record<WithdrawalNetwork, NetworkFeeRule>> = {
-  SOLANA: { network: 'SOLANA', currencies: ['USDC', 'USDT', 'SOL'], feeAsset: 'SOL', networkFee: 5_000n, basis: 'one signature at 5,000 lamports' },
+  SOLANA: { network: 'SOLANA', currencies: NETWORK_RULES.SOLANA.assets, feeAsset: 'SOL', networkFee: 5_000n, basis: 'one signature at 5,000 lamports' },
   ETHEREUM: {
     network: 'ETHEREUM',
-    currencies: ['USDC', 'USDT', 'ETH'],
+    currencies: NETWORK_RULES.ETHEREUM.assets,
     feeAsset: 'ETH',
     networkFee: 130_000_000_000_000n,
     basis: '65,000 gas at 2 gwei (0.00013 ETH)',
   },
-  BASE: { network: 'BASE', currencies: ['USDC'], feeAsset: 'ETH', networkFee: 1_000_000_000_000n, basis: 'L2 execution and L1 data (0.000001 ETH)' },
-  POLYGON: { network: 'POLYGON', currencies: ['USDC'], feeAsset: 'POL', networkFee: 1_950_000_000_000_000n, basis: '65,000 gas at 30 gwei (0.00195 POL)' },
-  TRON: { network: 'TRON', currencies: ['USDT'], feeAsset: 'TRX', networkFee: 13_500_000n, basis: 'a TRC-20 transfer burning its energy (13.5 TRX)' },
-  PLASMA: { network: 'PLASMA', currencies: ['USDT'], feeAsset: 'XPL', networkFee: 0n, basis: 'USDT transfers are sponsored by the chain' },
-  BITCOIN: { network: 'BITCOIN', currencies: ['BTC'], feeAsset: 'BTC', networkFee: 1_410n, basis: '141 vbytes at 10 sat/vB' },
-  SPARK: { network: 'SPARK', currencies: ['BTC'], feeAsset: 'BTC', networkFee: 0n, basis: 'Spark transfers carry no fee' },
-  LIGHTNING: { network: 'LIGHTNING', currencies: ['BTC'], feeAsset: 'BTC', networkFee: 10n, basis: 'a routing fee of 10 sats' },
+  BASE: { network: 'BASE', currencies: NETWORK_RULES.BASE.assets, feeAsset: 'ETH', networkFee: 1_000_000_000_000n, basis: 'L2 execution and L1 data (0.000001 ETH)' },
+  POLYGON: { network: 'POLYGON', currencies: NETWORK_RULES.POLYGON.assets, feeAsset: 'POL', networkFee: 1_950_000_000_000_000n, basis: '65,000 gas at 30 gwei (0.00195 POL)' },
+  TRON: { network: 'TRON', currencies: NETWORK_RULES.TRON.assets, feeAsset: 'TRX', networkFee: 13_500_000n, basis: 'a TRC-20 transfer burning its energy (13.5 TRX)' },
+  PLASMA: { network: 'PLASMA', currencies: NETWORK_RULES.PLASMA.assets, feeAsset: 'XPL', networkFee: 0n, basis: 'USDT transfers are sponsored by the chain' },
+  BITCOIN: { network: 'BITCOIN', currencies: NETWORK_RULES.BITCOIN.assets, feeAsset: 'BTC', networkFee: 1_410n, basis: '141 vbytes at 10 sat/vB' },
+  SPARK: { network: 'SPARK', currencies: NETWORK_RULES.SPARK.assets, feeAsset: 'BTC', networkFee: 0n, basis: 'Spark transfers carry no fee' },
+  LIGHTNING: { network: 'LIGHTNING', currencies: NETWORK_RULES.LIGHTNING.assets, feeAsset: 'BTC', networkFee: 10n, basis: 'a routing fee of 10 sats' },
 };
 
 /**
@@ -71,11 +75,6 @@ export const NETWORK_FEES: Readonly<Record<WithdrawalNetwork, NetworkFeeRule>> =
  * is charged on currency exchanges, and a withdrawal exchanges nothing.
  */
 export const APPLICATION_FEE = 0n;
-
-/** Networks that carry a currency, in table order (empty for a currency none carries). */
-export function networksCarrying(currency: string): WithdrawalNetwork[] {
-  return WITHDRAWAL_NETWORKS.filter((n) => NETWORK_FEES[n].currencies.includes(currency));
-}
 
 /** Every currency some network carries, in table order. */
 export const WITHDRAWAL_CURRENCIES: readonly string[] = [...new Set(WITHDRAWAL_NETWORKS.flatMap((n) => NETWORK_FEES[n].currencies))];

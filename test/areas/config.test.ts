@@ -77,7 +77,7 @@ describe(`platform configuration (${STORE})`, () => {
       expect(Date.parse(c.updatedAt)).not.toBeNaN();
 
       const codes = (c.supportedCurrencies as Array<{ currencyCode: string }>).map((s) => s.currencyCode);
-      for (const code of ['USD', 'EUR', 'MXN', 'BRL', 'GBP', 'INR', 'USDC', 'BTC']) expect(codes).toContain(code);
+      for (const code of ['USD', 'EUR', 'MXN', 'BRL', 'GBP', 'INR', 'USDC', 'USDT', 'BTC']) expect(codes).toContain(code);
       expect(new Set(codes).size).toBe(codes.length);
       for (const s of c.supportedCurrencies) {
         expect(Number.isInteger(s.minAmount)).toBe(true);

@@ -887,10 +887,10 @@ describe(`internal accounts of a new customer (${STORE})`, () => {
     expect(await accountCurrencies(biz.id, p.auth)).toEqual(['EUR', 'MXN', 'USD']);
   });
 
-  it('the default platform: all eight of its currencies', async () => {
+  it('the default platform: all nine of its currencies', async () => {
     const c = await create(t, individual({ endUserTermsConsent: { ...CONSENT } }));
-    expect(c.currencies).toEqual(['USD', 'EUR', 'MXN', 'BRL', 'GBP', 'INR', 'USDC', 'BTC']);
-    expect(await accountCurrencies(c.id)).toEqual(['BRL', 'BTC', 'EUR', 'GBP', 'INR', 'MXN', 'USD', 'USDC']);
+    expect(c.currencies).toEqual(['USD', 'EUR', 'MXN', 'BRL', 'GBP', 'INR', 'USDC', 'USDT', 'BTC']);
+    expect(await accountCurrencies(c.id)).toEqual(['BRL', 'BTC', 'EUR', 'GBP', 'INR', 'MXN', 'USD', 'USDC', 'USDT']);
   });
 
   it('an explicit list wins: only the currencies named', async () => {

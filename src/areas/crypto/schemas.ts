@@ -1,11 +1,11 @@
 import { Type, type Static } from 'typebox';
-import { WITHDRAWAL_NETWORKS } from '../../sandbox/withdrawal-fees.js';
+import { CRYPTO_NETWORK_NAMES } from '../../sandbox/crypto-networks.js';
 
 // POST /crypto/estimate-withdrawal-fee (estimateCryptoWithdrawalFee).
 
-export const CryptoNetwork = Type.Enum([...WITHDRAWAL_NETWORKS], {
+export const CryptoNetwork = Type.Enum([...CRYPTO_NETWORK_NAMES], {
   title: 'CryptoWithdrawalNetwork',
-  description: 'The network the withdrawal is sent on',
+  description: 'The network the withdrawal is sent on; the sandbox also takes its test-network name (SOLANA_DEVNET, ETHEREUM_TESTNET, TRON_TESTNET, …) for the same network',
 });
 
 export const EstimateCryptoWithdrawalFeeRequest = Type.Object(

@@ -21,9 +21,9 @@ import {
   networkFeeIn,
   networksCarrying,
   WITHDRAWAL_CURRENCIES,
-  WITHDRAWAL_NETWORKS,
   type WithdrawalNetwork,
 } from '../../sandbox/withdrawal-fees.js';
+import { networkNamed } from '../../sandbox/crypto-networks.js';
 import { requireInternalAccount } from '../internal-accounts/service.js';
 import { findAccount, type InternalAccountRow } from '../internal-accounts/store.js';
 import type { PlatformRow } from '../platforms/store.js';
@@ -53,8 +53,9 @@ interface Checked {
 
 type Obj = Record<string, unknown>;
 
-function isNetwork(v: unknown): v is WithdrawalNetwork {
-  return typeof v === 'string' && (WITHDRAWAL_NETWORKS as readonly string[]).includes(v);
+/** A network name (bare or testnet alias). */
+function isNetworkName(v: unknown): v is string {
+  return typeof v === 'string' && networkNamed(v) !== undefined;
 }
 
 /**
@@ -71,7 +72,9 @@ function checkBody(body: Obj, account: InternalAccountRow | undefined, skip: Rea
   };
   const take = <T>(field: string, ok: (v: unknown) => v is T): T | undefined => (skip.has(field) || !ok(body[field]) ? undefined : (body[field] as T));
   const currency = take('currency', (v): v is string => typeof v === 'string');
-  const network = take('cryptoNetwork', isNetwork);
+  // A testnet alias (SOLANA_DEVNET, …) is its network.
+  const networkName = take('cryptoNetwork', isNetworkName);
+  const network: WithdrawalNetwork | undefined = networkName === undefined ? undefined : networkNamed(networkName);
   const amount = take('amount', (v): v is number => Number.isSafeInteger(v));
   const address = take('destinationAddress', (v): v is string => typeof v === 'string' && v.length > 0);
 

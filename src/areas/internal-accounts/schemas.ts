@@ -110,6 +110,9 @@ export const PaymentAccountOrWalletInfo = Type.Union(
     Wallet('PaymentSolanaWalletInfo', 'SOLANA_WALLET', ['USDC', 'USDT']),
     Wallet('PaymentEthereumWalletInfo', 'ETHEREUM_WALLET', ['USDC', 'USDT']),
     Wallet('PaymentTronWalletInfo', 'TRON_WALLET', ['USDT']),
+    Wallet('PaymentPlasmaWalletInfo', 'PLASMA_WALLET', ['USDT']),
+    Wallet('PaymentPolygonWalletInfo', 'POLYGON_WALLET', ['USDC']),
+    Wallet('PaymentBaseWalletInfo', 'BASE_WALLET', ['USDC']),
     Variant('PaymentBitcoinDepositAddressInfo', 'BITCOIN_L1', {
       address: Type.String({ description: 'On-chain Bitcoin (L1) deposit address' }),
       network: Type.Optional(Type.Enum(['BITCOIN'])),

@@ -32,7 +32,13 @@ export const RealtimeFundingQuoteSource = Type.Object(
     sourceType: Type.Literal('REALTIME_FUNDING'),
     currency: Type.String({ description: 'Currency the funds will arrive in', examples: ['USD'] }),
     customerId: Type.Optional(Type.String({ description: 'The customer on whose behalf the quote is made; absent: the platform itself' })),
-    cryptoNetwork: Type.Optional(Type.String({ description: 'Network of a stablecoin deposit (SOLANA, ETHEREUM, BASE, POLYGON, TRON, PLASMA, SPARK, LIGHTNING, BITCOIN)' })),
+    cryptoNetwork: Type.Optional(
+      Type.String({
+        description:
+          'Network of a crypto deposit, required for a stablecoin (USDC: SOLANA, ETHEREUM, BASE, POLYGON; USDT: SOLANA, ETHEREUM, TRON, PLASMA; BTC: BITCOIN, SPARK, LIGHTNING). ' +
+          'The sandbox also takes the test-network names (SOLANA_DEVNET, ETHEREUM_TESTNET, BASE_TESTNET, POLYGON_TESTNET, TRON_TESTNET, PLASMA_TESTNET, …) and echoes the name sent',
+      }),
+    ),
   },
   {
     title: 'RealtimeFundingQuoteSource',

@@ -30,7 +30,7 @@ import {
   UMA_DESTINATION_OUTCOMES,
 } from '../../sandbox/payment-outcomes.js';
 import { assertCounterpartyStep, parseUmaAddress, umaCounterparty } from '../../sandbox/uma.js';
-import { networksCarrying } from '../../sandbox/withdrawal-fees.js';
+import { networkNamed, networksCarrying } from '../../sandbox/crypto-networks.js';
 import { hasEndUserTermsOnFile } from '../customers/service.js';
 import { findCustomer } from '../customers/store.js';
 import { pairRate, platformFee } from '../exchange-rates/service.js';
@@ -161,14 +161,17 @@ async function resolvePayer(db: Db, platform: PlatformRow, source: QuoteRequest[
     if (!hasInstantFunding(currency)) {
       throw apiError(400, 'INVALID_CURRENCY', `Real-time funding needs an instant payment rail; the sandbox has none for ${currency}`, { field: 'source.currency', currency: source.currency });
     }
-    // A crypto deposit names its network (required for stablecoins); fiat has none.
+    // A crypto deposit names its network (required for stablecoins); fiat has none. A testnet
+    // alias (SOLANA_DEVNET, TRON_TESTNET, …) stands for its network and is echoed as sent.
     const networks = findCurrency(currency)!.kind === 'CRYPTO' ? networksCarrying(currency) : [];
     const network = source.cryptoNetwork?.toUpperCase();
     if (networks.length > 0 && network === undefined && (currency === 'USDC' || currency === 'USDT')) {
-      throw invalidInput([{ field: 'source.cryptoNetwork', constraint: { enum: networks }, message: `is required for a ${currency} deposit` }]);
+      throw invalidInput([{ field: 'source.cryptoNetwork', constraint: { enum: networks }, message: `is required for a ${currency} deposit: one of ${networks.join(', ')}` }]);
     }
-    if (network !== undefined && !(networks as string[]).includes(network)) {
-      throw invalidInput([{ field: 'source.cryptoNetwork', constraint: { enum: networks }, message: networks.length > 0 ? `does not carry ${currency}` : `applies to crypto currencies only, not ${currency}` }]);
+    const bare = network === undefined ? undefined : networkNamed(network);
+    if (network !== undefined && (bare === undefined || !networks.includes(bare))) {
+      const message = networks.length > 0 ? `does not carry ${currency}: ${currency} is deposited on ${networks.join(', ')} (or their testnet names)` : `applies to crypto currencies only, not ${currency}`;
+      throw invalidInput([{ field: 'source.cryptoNetwork', constraint: { enum: networks }, message }]);
     }
     if (source.customerId !== undefined) {
       if (!isIdOf('Customer', source.customerId) || !(await findCustomer(db, platform.id, source.customerId))) throw notFound('USER_NOT_FOUND', 'Customer', source.customerId);
@@ -419,7 +422,7 @@ async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: Pla
     sourceView = { sourceType: 'REALTIME_FUNDING', currency: from };
     if (payer.customerId !== null) sourceView.customerId = payer.customerId;
     if (payer.cryptoNetwork !== undefined) sourceView.cryptoNetwork = payer.cryptoNetwork;
-    instructions = JSON.stringify(fundingInstructions({ accountId: id, currency: from, isPlatformAccount: payer.customerId === null, purpose: 'QUOTE' }));
+    instructions = JSON.stringify(fundingInstructions({ accountId: id, currency: from, isPlatformAccount: payer.customerId === null, purpose: 'QUOTE', cryptoNetwork: payer.cryptoNetwork }));
   } else {
     sourceAccountId = payer.kind === 'INTERNAL' ? payer.accountId : payer.account.id;
     sourceView = { sourceType: 'ACCOUNT', accountId: sourceAccountId };
@@ -555,7 +558,9 @@ async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAc
       ? { sourceType: 'REALTIME_FUNDING', currency: row.sending_currency, ...(row.customer_id !== null ? { customerId: row.customer_id } : {}) }
       : { sourceType: 'ACCOUNT', accountId: row.source_account_id, currency: row.sending_currency };
   // Crypto funds arrived on chain: the funding leg's hash (Lightning is off chain).
-  const network = (JSON.parse(row.source) as { cryptoNetwork?: string }).cryptoNetwork;
+  // (The quote keeps the network as the client named it; the chain is the bare network.)
+  const named = (JSON.parse(row.source) as { cryptoNetwork?: string }).cryptoNetwork;
+  const network = named === undefined ? undefined : (networkNamed(named) ?? named);
   if (row.source_type === 'REALTIME_FUNDING' && network !== undefined && network !== 'LIGHTNING') {
     source.onChainTransaction = { transactionHash: sandboxHash(`funding|${row.transaction_id}`, network === 'SOLANA' ? 'base58' : network === 'BITCOIN' || network === 'SPARK' || network === 'TRON' ? 'hex' : 'evm'), network };
   }
