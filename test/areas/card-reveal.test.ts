@@ -108,9 +108,12 @@ describe(`card reveal (${STORE})`, () => {
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       noCard(page.body);
     }
-    const none = await t.app.inject({ method: 'GET', url: u.pathname });
-    expect(none.statusCode).toBe(404);
-    noCard(none.body);
+    for (const query of ['', `?t=${encodeURIComponent(token)}&t=${encodeURIComponent(token)}`, `?t=${'A'.repeat(5000)}`]) {
+      const page = await t.app.inject({ method: 'GET', url: `${u.pathname}${query}` });
+      expect(page.statusCode, query.slice(0, 40)).toBe(404);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      noCard(page.body);
+    }
 
     // Expired: five minutes on the platform's clock.
     await advanceAndDeliver(t, 301);

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { platformNowMs } from '../../kernel/clock.js';
 import type { JobQueue } from '../../kernel/jobs.js';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
@@ -304,11 +303,14 @@ export const cardRevealPages: FastifyPluginAsync = async (app) => {
     const p = await store.db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirst();
     return platformNowMs(clock, Number(p?.clock_offset_ms ?? 0));
   };
-  app.get<{ Querystring: { t?: string } }>(
+  // No query schema: whatever the link carries (no token, a repeated or oversized one) is
+  // answered by the page itself, an error page like any token that does not open.
+  app.get<{ Querystring: { t?: unknown } }>(
     REVEAL_PAGE_PATH,
-    { logLevel: 'silent', schema: { hide: true, querystring: Type.Object({ t: Type.Optional(Type.String({ maxLength: 4096 })) }) } },
+    { logLevel: 'silent', schema: { hide: true } },
     async (req, reply) => {
-      const model = req.query.t ? await revealPageModel(store.db, nowMsOf, req.query.t) : ({ ok: false, status: 404, reason: 'This link is not valid.' } as const);
+      const token = typeof req.query.t === 'string' && req.query.t !== '' && req.query.t.length <= 4096 ? req.query.t : undefined;
+      const model = token ? await revealPageModel(store.db, nowMsOf, token) : ({ ok: false, status: 404, reason: 'This link is not valid.' } as const);
       reply.headers(HEADERS).type('text/html; charset=utf-8');
       if (!model.ok) return reply.code(model.status).send(page('Card details', `<p>${escape(model.reason)}</p>`));
       const pan = model.pan.replace(/(\d{4})(?=\d)/g, '$1 ');
