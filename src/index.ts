@@ -1,2 +1,2 @@
 // The package entry: helpers for platforms that integrate with the Payments Service.
-export { verifyWebhookSignature, SIGNATURE_HEADER } from './kernel/webhook-keys.js';
+export { verifyWebhookSignature, SIGNATURE_HEADER, SIGNATURE_HEADER_ALIAS } from './kernel/webhook-keys.js';

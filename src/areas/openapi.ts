@@ -239,7 +239,7 @@ export function nameOfTitle(title: string): string | undefined {
 
 const signed =
   'Signed: `X-Service-Signature` is base64 of the DER ECDSA P-256 signature over the SHA-256 of the body, by the platform’s webhook key ' +
-  '(GET /sandbox/webhooks/public-key). Answer any 2xx to acknowledge; anything else (or no answer within 10 s) is retried with backoff.';
+  '(GET /sandbox/webhooks/public-key); `X-Grid-Signature` (the vendor’s name of the header) carries the identical value. Answer any 2xx to acknowledge; anything else (or no answer within 10 s) is retried with backoff.';
 
 const WEBHOOK_OPERATIONS: Array<{ key: string; payload: keyof typeof WEBHOOK_PAYLOADS; operationId: string; summary: string; description: string; responses?: Record<string, string> }> = [
   {
@@ -379,5 +379,5 @@ export const WEBHOOK_SIGNATURE_SCHEME = {
   type: 'apiKey',
   in: 'header',
   name: 'X-Service-Signature',
-  description: 'Signature of a webhook the service sends: base64 of the DER ECDSA P-256 signature over the SHA-256 of the body',
+  description: 'Signature of a webhook the service sends: base64 of the DER ECDSA P-256 signature over the SHA-256 of the body. Every delivery also carries the identical value in X-Grid-Signature, the vendor’s name of the header',
 } as const;

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AuthContext, AuthMode, Permission } from './auth.js';
 import { iso, platformNowMs, type Clock } from './clock.js';
-import { ERROR_CODES, type ErrorStatus } from './errors.js';
+import { apiError, ERROR_CODES, type ErrorStatus } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -83,3 +83,25 @@ export function nowOf(req: FastifyRequest, clock: Clock): { ms: number; at: stri
 }
 
 export const NoContent = Type.Null({ description: 'No content' });
+
+/** The header that carries a signed action's wallet stamp (specification: Authentication). */
+export const WALLET_SIGNATURE_HEADER = 'Service-Wallet-Signature';
+/** The vendor's name of the same header, which its CLI and SDK helpers send: accepted as an alias. */
+export const WALLET_SIGNATURE_ALIAS = 'Grid-Wallet-Signature';
+
+/**
+ * The wallet stamp of a signed action, read under both names: `Service-Wallet-Signature`
+ * or its alias `Grid-Wallet-Signature` (an empty value counts as absent). Both sent with
+ * different stamps is ambiguous: 401 WALLET_SIGNATURE_MALFORMED (docs/decisions.md).
+ */
+export function walletSignatureOf(req: FastifyRequest): string | undefined {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const service = one(req.headers[WALLET_SIGNATURE_HEADER.toLowerCase()]);
+  const alias = one(req.headers[WALLET_SIGNATURE_ALIAS.toLowerCase()]);
+  const s = service?.trim() || undefined;
+  const a = alias?.trim() || undefined;
+  if (s !== undefined && a !== undefined && s !== a) {
+    throw apiError(401, 'WALLET_SIGNATURE_MALFORMED', `${WALLET_SIGNATURE_HEADER} and ${WALLET_SIGNATURE_ALIAS} carry different stamps: send one of them, or the same stamp in both`);
+  }
+  return s ?? a ?? service ?? alias;
+}

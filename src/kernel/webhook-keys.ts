@@ -7,6 +7,11 @@ import { openSealed, type Sealer } from './sealed.js';
 // `crypto.verify('sha256', body, publicKeyPem, Buffer.from(header, 'base64'))` checks it.
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
+/**
+ * The vendor's name of the same header: every delivery carries it too, with the identical
+ * value, so a platform's verification code written for the vendor works unchanged.
+ */
+export const SIGNATURE_HEADER_ALIAS = 'X-Grid-Signature';
 
 export interface WebhookKeyPair {
   /** The private scalar, hex (64 characters). */

@@ -79,16 +79,28 @@ describe(`reveal never reaches the logs (${STORE} project)`, () => {
     expect(card.status, JSON.stringify(card.json)).toBe(201);
     const reveal = await call('POST', `/cards/${card.json.id as string}/reveal`);
     expect(reveal.status).toBe(200);
-    const { pan, cvv, panEmbedUrl } = reveal.json as { pan: string; cvv: string; panEmbedUrl: string };
+    // The answer is the URL and its expiry only; the PAN and CVV are on the page behind it.
+    expect(Object.keys(reveal.json).sort()).toEqual(['expiresAt', 'panEmbedUrl']);
+    const { panEmbedUrl } = reveal.json as { panEmbedUrl: string };
     const page = await fetch(panEmbedUrl);
     expect(page.status).toBe(200);
-    expect((await page.text()).replace(/\s/g, '')).toContain(pan);
+    const [panText, , cvv] = [...(await page.text()).matchAll(/<dd>([^<]*)<\/dd>/g)].map((m) => m[1]!);
+    const pan = panText!.replace(/\s/g, '');
+    expect(pan).toMatch(/^4\d{15}$/);
+    expect(cvv).toMatch(/^\d{3}$/);
     await call('GET', `/cards/${card.json.id as string}`);
+    // The request log (bodies and answers) carries none of them either.
+    const requests = await fetch(`${base}${V}/sandbox/requests?limit=200`, { headers: { authorization: auth } });
+    expect(requests.status).toBe(200);
+    const requestLog = await requests.text();
+    expect(requestLog).toContain('/reveal');
     await new Promise((r) => setTimeout(r, 300));
     // The log is verbose (the requests are there) but carries none of the secrets.
     expect(out).toContain('/reveal');
-    expect(out).not.toContain(pan);
-    expect(out).not.toContain(new URL(panEmbedUrl).searchParams.get('t')!);
-    expect(out).not.toMatch(new RegExp(`"cvv"\\s*:\\s*"${cvv}"`));
+    for (const text of [out, requestLog]) {
+      expect(text).not.toContain(pan);
+      expect(text).not.toContain(new URL(panEmbedUrl).searchParams.get('t')!);
+      expect(text).not.toMatch(new RegExp(`"cvv"\\s*:\\s*"${cvv}"`));
+    }
   }, 60_000);
 });

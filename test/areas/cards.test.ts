@@ -46,8 +46,9 @@ interface CardTx {
   refundSummary: { count: number; totalAmount: number };
   settlementSummary: { count: number; totalAmount: number };
   issuerTransactionToken: string;
-  declineReason?: string;
 }
+/** What `sim` gives when the simulated event made or changed no card transaction (a decline, a balance inquiry). */
+const NONE = 'NO_CARD_TRANSACTION';
 
 describe(`cards (${STORE})`, () => {
   let t: TestApp;
@@ -80,10 +81,22 @@ describe(`cards (${STORE})`, () => {
     return res.json() as CardBody;
   }
 
+  /** Answers of the simulators, each checked to be exactly {issuerTransactionToken}. */
+  const simAnswers: Array<{ issuerTransactionToken: string }> = [];
+  /**
+   * A simulator call: 202 with the issuer's token only (the reference's answer), then the card
+   * transaction carrying that token as the API shows it (GET /cards/{id}/transactions), or
+   * `{status: NONE}` when the event made none (a decline, a balance inquiry).
+   */
   async function sim(cardId: string, op: string, body: Record<string, unknown>, status = 202): Promise<CardTx> {
     const res = await t.call('POST', `/sandbox/cards/${encodeURIComponent(cardId)}/simulate/${op}`, body);
     expect(res.statusCode, res.body).toBe(status);
-    return res.json() as CardTx;
+    const answer = res.json() as { issuerTransactionToken: string };
+    expect(Object.keys(answer)).toEqual(['issuerTransactionToken']);
+    expect(answer.issuerTransactionToken).toMatch(/^sbx_txn_[0-9a-f]{24}$/);
+    simAnswers.push(answer);
+    const list = (await t.call('GET', `/cards/${encodeURIComponent(cardId)}/transactions?limit=100`)).json() as { data: CardTx[] };
+    return list.data.find((x) => x.issuerTransactionToken === answer.issuerTransactionToken) ?? ({ issuerTransactionToken: answer.issuerTransactionToken, status: NONE } as CardTx);
   }
   const auth = (cardId: string, amount: number, descriptor = 'BLUE BOTTLE COFFEE SF', op = 'authorization') =>
     sim(cardId, op, { amount, currency: { code: 'USD' }, merchant: { descriptor, mcc: '5814', country: 'US' } });
@@ -321,7 +334,7 @@ describe(`cards (${STORE})`, () => {
       const frozen = await t.call('PATCH', `/cards/${card.id}`, { state: 'FROZEN' });
       expect(frozen.json()).toMatchObject({ state: 'FROZEN', stateReason: null });
       const d = await auth(card.id, 500);
-      expect(d).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_PAUSED', cardId: card.id });
+      expect(d).toMatchObject({ status: NONE });
       expect(await balanceOf(t, h.account)).toEqual({ available: 10_000, total: 10_000 });
       envelope(await t.call('PATCH', `/cards/${card.id}`, { state: 'FROZEN' }), 409, 'INVALID_STATE_TRANSITION');
       expect((await t.call('PATCH', `/cards/${card.id}`, { state: 'ACTIVE' })).json()).toMatchObject({ state: 'ACTIVE' });
@@ -356,7 +369,7 @@ describe(`cards (${STORE})`, () => {
       envelope(await t.call('PATCH', `/cards/${card.id}`, { state: 'CLOSED' }), 409, 'CARD_ALREADY_CLOSED');
       envelope(await t.call('PATCH', `/cards/${card.id}`, { state: 'ACTIVE' }), 409, 'CARD_NOT_MUTABLE');
       envelope(await t.call('PATCH', `/cards/${card.id}`, { maxSpendPerTransaction: 100 }), 409, 'CARD_NOT_MUTABLE');
-      expect(await auth(card.id, 100)).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_CLOSED' });
+      expect(await auth(card.id, 100)).toMatchObject({ status: NONE });
       envelope(await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: a.id, amount: 2500 }), 400, 'INVALID_INPUT');
       await deliver();
       expect(typesFor(card.id)).toEqual(['CARD.STATE_CHANGE', 'CARD.STATE_CHANGE']);
@@ -378,7 +391,7 @@ describe(`cards (${STORE})`, () => {
       const card = await issue(h, { platformCardId: 'limit-100', maxSpendPerTransaction: 1000 });
       expect(card.maxSpendPerTransaction).toBe(1000);
       expect((await auth(card.id, 1000)).status).toBe('AUTHORIZED');
-      expect(await auth(card.id, 1001)).toMatchObject({ status: 'DECLINED', declineReason: 'SPENDING_LIMIT_EXCEEDED' });
+      expect(await auth(card.id, 1001)).toMatchObject({ status: NONE });
       expect((await t.call('PATCH', `/cards/${card.id}`, { maxSpendPerTransaction: null })).json()).toMatchObject({ maxSpendPerTransaction: null });
       expect((await auth(card.id, 1001)).status).toBe('AUTHORIZED');
       await assertCardLedger();
@@ -389,9 +402,9 @@ describe(`cards (${STORE})`, () => {
     it('002 declines INSUFFICIENT_FUNDS and 003 CARD_PAUSED, with nothing recorded or moved', async () => {
       const h = await cardholder(10_000);
       const card = await issue(h, { platformCardId: 'dec-100' });
-      expect(await auth(card.id, 100, 'AMAZON RETAIL US-002')).toMatchObject({ status: 'DECLINED', declineReason: 'INSUFFICIENT_FUNDS' });
-      expect(await auth(card.id, 100, 'ACME-003')).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_PAUSED' });
-      expect(await auth(card.id, 20_000)).toMatchObject({ status: 'DECLINED', declineReason: 'INSUFFICIENT_FUNDS' });
+      expect(await auth(card.id, 100, 'AMAZON RETAIL US-002')).toMatchObject({ status: NONE });
+      expect(await auth(card.id, 100, 'ACME-003')).toMatchObject({ status: NONE });
+      expect(await auth(card.id, 20_000)).toMatchObject({ status: NONE });
       expect((await t.call('GET', `/cards/${card.id}/transactions`)).json()).toMatchObject({ totalCount: 0 });
       expect(await balanceOf(t, h.account)).toEqual({ available: 10_000, total: 10_000 });
       await assertCardLedger();
@@ -442,8 +455,8 @@ describe(`cards (${STORE})`, () => {
     it('a PROCESSING card declines CARD_NOT_ACTIVE', async () => {
       const h = await cardholder(1_000);
       const card = await issue(h, { platformCardId: 'wait-001' });
-      expect(await auth(card.id, 100)).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_NOT_ACTIVE' });
-      expect(await sim(card.id, 'balance_inquiry', { merchant: { descriptor: 'X' } })).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_NOT_ACTIVE' });
+      expect(await auth(card.id, 100)).toMatchObject({ status: NONE });
+      expect(await sim(card.id, 'balance_inquiry', { merchant: { descriptor: 'X' } })).toMatchObject({ status: NONE });
     });
 
     it('005: an over-authorization’s post-hoc pull is delayed too, then confirmed', async () => {
@@ -590,7 +603,7 @@ describe(`cards (${STORE})`, () => {
       const f = await auth(card.id, 8000, 'ATM WITHDRAWAL 24TH ST', 'financial_authorization');
       expect(f).toMatchObject({ status: 'SETTLED', direction: 'DEBIT', settledAmount: { amount: 8000 }, pullSummary: { count: 1, totalAmount: 8000 } });
       expect(await balanceOf(t, h.account)).toEqual({ available: 2_000, total: 2_000 });
-      expect(await auth(card.id, 8000, 'ATM', 'financial_authorization')).toMatchObject({ status: 'DECLINED', declineReason: 'INSUFFICIENT_FUNDS' });
+      expect(await auth(card.id, 8000, 'ATM', 'financial_authorization')).toMatchObject({ status: NONE });
       const x = await auth(card.id, 500, 'ATM-006', 'financial_authorization');
       expect(x).toMatchObject({ status: 'EXCEPTION', pullSummary: { count: 1, totalAmount: 0 } });
       await deliver();
@@ -639,7 +652,9 @@ describe(`cards (${STORE})`, () => {
       const a = await auth(card.id, 1000);
       expect(await sim(card.id, 'authorization_advice', { cardTransactionId: a.id, amount: 2000 })).toMatchObject({ status: 'AUTHORIZED', authorizedAmount: { amount: 2000 }, pullSummary: { count: 2, totalAmount: 2000 } });
       expect(await balanceOf(t, h.account)).toEqual({ available: 1_000, total: 3_000 });
-      expect(await sim(card.id, 'authorization_advice', { cardTransactionId: a.id, amount: 9000 })).toMatchObject({ status: 'DECLINED', declineReason: 'INSUFFICIENT_FUNDS' });
+      // Declined: the authorization keeps its size, nothing moves.
+      expect(await sim(card.id, 'authorization_advice', { cardTransactionId: a.id, amount: 9000 })).toMatchObject({ id: a.id, status: 'AUTHORIZED', authorizedAmount: { amount: 2000 } });
+      expect(await balanceOf(t, h.account)).toEqual({ available: 1_000, total: 3_000 });
       expect(await sim(card.id, 'authorization_advice', { cardTransactionId: a.id, amount: 500 })).toMatchObject({ status: 'AUTHORIZED', authorizedAmount: { amount: 500 }, releasedAmount: { amount: 1500 } });
       expect(await balanceOf(t, h.account)).toEqual({ available: 2_500, total: 3_000 });
       await clear(card.id, a.id, 500);
@@ -649,39 +664,44 @@ describe(`cards (${STORE})`, () => {
       await assertCardLedger();
     });
 
-    it('balance inquiry answers the funding source’s available balance and records nothing; frozen: CARD_PAUSED', async () => {
+    it('balance inquiry answers its token only and records, moves and sends nothing', async () => {
       const h = await cardholder(7_700);
       const card = await issue(h, { platformCardId: 'bal-100' });
+      await deliver();
+      const before = receiver.got.length;
       const b = await sim(card.id, 'balance_inquiry', { merchant: { descriptor: 'SHELL OIL 12345678', mcc: '5541', country: 'US' } });
-      expect(b).toMatchObject({ status: 'APPROVED', cardId: card.id, accountId: h.account, availableBalance: { amount: 7_700, currency: { code: 'USD' } } });
-      expect(b.issuerTransactionToken).toBeTruthy();
-      expect(await sim(card.id, 'balance_inquiry', { merchant: { descriptor: 'SHELL-003' } })).toMatchObject({ status: 'DECLINED', declineReason: 'CARD_PAUSED' });
+      expect(b).toMatchObject({ status: NONE });
+      expect(await sim(card.id, 'balance_inquiry', { merchant: { descriptor: 'SHELL-003' } })).toMatchObject({ status: NONE });
       expect((await t.call('GET', `/cards/${card.id}/transactions`)).json()).toMatchObject({ totalCount: 0 });
+      expect(await balanceOf(t, h.account)).toEqual({ available: 7_700, total: 7_700 });
+      await deliver();
+      expect(receiver.got.length).toBe(before);
+      envelope(await t.call('POST', '/sandbox/cards/Card:nope/simulate/balance_inquiry', { merchant: { descriptor: 'X' } }), 404, 'REFERENCE_NOT_FOUND');
     });
   });
 
   describe('reveal', () => {
-    it('gives a short-lived URL and the sandbox PAN, CVV and expiry, which never appear anywhere else', async () => {
+    it('gives a short-lived URL of the page that shows the PAN, CVV and expiry, which never appear anywhere else', async () => {
       const h = await cardholder(1_000);
       const card = await issue(h, { platformCardId: 'reveal-100' });
       const now = Date.parse(((await t.call('GET', '/sandbox/clock')).json() as { now: string }).now);
       const res = await t.call('POST', `/cards/${card.id}/reveal`, undefined, { 'idempotency-key': `reveal-${card.id}` });
       expect(res.statusCode, res.body).toBe(200);
-      const r = res.json() as { panEmbedUrl: string; expiresAt: string; pan: string; cvv: string; expMonth: number; expYear: number };
-      expect(r.pan).toMatch(/^4\d{15}$/);
-      expect(r.pan.endsWith(card.last4!)).toBe(true);
-      const luhn = r.pan.split('').reverse().reduce((s, d, i) => s + (i % 2 ? (Number(d) * 2 > 9 ? Number(d) * 2 - 9 : Number(d) * 2) : Number(d)), 0);
-      expect(luhn % 10).toBe(0);
-      expect(r.cvv).toMatch(/^\d{3}$/);
-      expect({ expMonth: r.expMonth, expYear: r.expYear }).toEqual({ expMonth: card.expMonth, expYear: card.expYear });
+      const r = res.json() as { panEmbedUrl: string; expiresAt: string };
+      expect(Object.keys(r).sort()).toEqual(['expiresAt', 'panEmbedUrl']);
       expect(Date.parse(r.expiresAt) - now).toBe(5 * 60_000);
 
       // The page behind the URL shows them while the URL lives.
       const url = new URL(r.panEmbedUrl);
       const page = await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
       expect(page.statusCode).toBe(200);
-      expect(page.body).toContain(r.cvv);
-      expect(page.body.replace(/\s/g, '')).toContain(r.pan);
+      const [panText, expiry, cvv] = [...page.body.matchAll(/<dd>([^<]*)<\/dd>/g)].map((m) => m[1]!);
+      const pan = panText!.replace(/\s/g, '');
+      expect(pan).toMatch(/^4\d{15}$/);
+      expect(pan.endsWith(card.last4!)).toBe(true);
+      expect(cvv).toMatch(/^\d{3}$/);
+      expect(expiry).toBe(`${String(card.expMonth).padStart(2, '0')}/${card.expYear}`);
+      const revealed = { pan, cvv: cvv! };
 
       // Never in the card, its list, a webhook, an event, a stored answer, or the card row.
       await auth(card.id, 100);
@@ -697,7 +717,8 @@ describe(`cards (${STORE})`, () => {
         JSON.stringify(await t.store.db.selectFrom('card_reveals').selectAll().execute()),
       ];
       for (const text of texts) {
-        expect(text).not.toContain(r.pan);
+        expect(text).not.toContain(revealed.pan);
+        expect(text).not.toMatch(new RegExp(`"cvv"\\s*:\\s*"${revealed.cvv}"`));
         expect(text).not.toContain(url.searchParams.get('t')!);
       }
       expect((await t.call('GET', `/cards/${card.id}`)).json()).not.toHaveProperty('panEmbedUrl');
@@ -751,7 +772,6 @@ describe(`cards (${STORE})`, () => {
       const card = await issue(h, { platformCardId: 'conf-100', maxSpendPerTransaction: 9_000 });
       check('Card', card);
       const a = await auth(card.id, 1250);
-      check('SandboxCardSimulationResponse', a);
       check('CardTransaction', a);
       check('CardTransaction', await clear(card.id, a.id, 1000));
       check('CardTransaction', await clear(card.id, a.id, 500));
@@ -762,8 +782,10 @@ describe(`cards (${STORE})`, () => {
       check('TransactionListResponse', (await t.call('GET', `/transactions?type=CARD&customerId=${h.id}`)).json());
       check('CardTransaction', await auth(card.id, 100, 'X', 'credit_authorization'));
       check('CardTransaction', await auth(card.id, 100, 'X-006', 'financial_authorization'));
-      check('SandboxCardSimulationResponse', await auth(card.id, 100, 'X-002'));
-      check('SandboxCardSimulationResponse', await sim(card.id, 'balance_inquiry', { merchant: { descriptor: 'X' } }));
+      await auth(card.id, 100, 'X-002');
+      await sim(card.id, 'balance_inquiry', { merchant: { descriptor: 'X' } });
+      // Every simulator answer of the scenario is the reference's SandboxCardSimulationResponse.
+      for (const answer of simAnswers) check('SandboxCardSimulationResponse', answer);
       await t.call('PATCH', `/cards/${card.id}`, { fundingSources: [h.account], state: 'FROZEN' });
       check('Card', (await t.call('GET', `/cards/${card.id}`)).json());
       check('CardListResponse', (await t.call('GET', `/cards?cardholderId=${h.id}`)).json());
@@ -853,6 +875,40 @@ describe(`cards (${STORE})`, () => {
       expect(((await t.call('GET', `/cards/${card.id}`)).json() as CardBody).state).toBe('ACTIVE');
     });
 
+    it('a simulator answers 202 with the issuer token only; the token correlates the CARD_TRANSACTION.* webhook and the transaction read through the API', async () => {
+      const h = await cardholder(5_000);
+      const card = await issue(h, { platformCardId: 'tok-100' });
+      const res = await t.call('POST', `/sandbox/cards/${card.id}/simulate/authorization`, { amount: 700, currency: { code: 'USD' }, merchant: { descriptor: 'TOKEN SHOP' } });
+      expect(res.statusCode).toBe(202);
+      const { issuerTransactionToken } = res.json() as { issuerTransactionToken: string };
+      expect(res.json()).toEqual({ issuerTransactionToken });
+      await deliver();
+      const hook = receiver.got.find((r) => (r.json.data as CardTx).issuerTransactionToken === issuerTransactionToken);
+      expect(hook?.json.type).toBe('CARD_TRANSACTION.AUTHORIZED');
+      const tx = hook!.json.data as CardTx;
+      expect(tx).toMatchObject({ cardId: card.id, status: 'AUTHORIZED', authorizedAmount: { amount: 700 } });
+      expect((await t.call('GET', `/cards/${card.id}/transactions/${tx.id}`)).json()).toMatchObject({ id: tx.id, issuerTransactionToken });
+      expect((await t.call('GET', `/transactions/${tx.id}`)).statusCode).toBe(200);
+
+      // A clearing answers the same token: the transaction it changed.
+      const cleared = await t.call('POST', `/sandbox/cards/${card.id}/simulate/clearing`, { cardTransactionId: tx.id, amount: 700 });
+      expect(cleared.statusCode).toBe(202);
+      expect(cleared.json()).toEqual({ issuerTransactionToken });
+      await deliver();
+      expect(typesFor(tx.id)).toEqual(['CARD_TRANSACTION.AUTHORIZED', 'CARD_TRANSACTION.SETTLED']);
+
+      // A decline: a token, and no transaction, no money, no webhook.
+      const declined = await t.call('POST', `/sandbox/cards/${card.id}/simulate/authorization`, { amount: 100, currency: { code: 'USD' }, merchant: { descriptor: 'SHOP-002' } });
+      expect(declined.statusCode).toBe(202);
+      const other = (declined.json() as { issuerTransactionToken: string }).issuerTransactionToken;
+      expect(Object.keys(declined.json() as object)).toEqual(['issuerTransactionToken']);
+      expect(other).not.toBe(issuerTransactionToken);
+      await deliver();
+      expect(receiver.got.some((r) => (r.json.data as CardTx).issuerTransactionToken === other)).toBe(false);
+      expect(((await t.call('GET', `/cards/${card.id}/transactions`)).json() as { totalCount: number }).totalCount).toBe(1);
+      expect(await balanceOf(t, h.account)).toEqual({ available: 4_300, total: 4_300 });
+    });
+
     it('an Idempotency-Key replays a simulated authorization without a second hold', async () => {
       const h = await cardholder(5_000);
       const card = await issue(h, { platformCardId: 'idem-100' });
@@ -861,7 +917,7 @@ describe(`cards (${STORE})`, () => {
       const two = await t.call('POST', `/sandbox/cards/${card.id}/simulate/authorization`, body, { 'idempotency-key': `k-${card.id}` });
       expect(two.statusCode).toBe(202);
       expect(two.headers['idempotent-replayed']).toBe('true');
-      expect((two.json() as CardTx).id).toBe((one.json() as CardTx).id);
+      expect(two.json()).toEqual(one.json());
       expect(await balanceOf(t, h.account)).toEqual({ available: 4_000, total: 5_000 });
       const count = await sql<{ n: number }>`select count(*) as n from card_transactions where card_id = ${card.id}`.execute(t.store.db);
       expect(Number(count.rows[0]!.n)).toBe(1);

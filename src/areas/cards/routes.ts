@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { platformNowMs } from '../../kernel/clock.js';
 import type { JobQueue } from '../../kernel/jobs.js';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
@@ -117,13 +116,13 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/cards/:id/reveal',
     {
       // The answer is a bearer secret: never kept for an Idempotency-Key replay.
-      config: { auth: 'basic', secretFields: ['panEmbedUrl', 'pan', 'cvv', 'expMonth', 'expYear'] },
+      config: { auth: 'basic', secretFields: ['panEmbedUrl'] },
       schema: {
         tags,
         operationId: 'revealCard',
         summary: 'Reveal card details',
         description:
-          'A signed URL (valid 5 minutes) of the page that shows the PAN, CVV and expiry; in the sandbox the test PAN, CVV and expiry are also in the answer. Never stored, never in a card, a list or a webhook; each reveal is recorded with the token that asked.',
+          'A signed URL (valid 5 minutes, for this card only) of the page that shows the PAN, CVV and expiry to the cardholder, and when it expires: nothing else. The PAN and CVV are in no API answer; the URL is never stored, never in a card, a list or a webhook; each reveal is recorded with the token that asked. An expired or altered URL shows an error page and no card details.',
         params: CardParams,
         response: { 200: CardRevealResponse, ...errorResponses(404, 409) },
       },
@@ -180,7 +179,7 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           summary,
           description:
             'Decisioning by the last 3 characters of merchant.descriptor: 002 declined INSUFFICIENT_FUNDS, 003 declined CARD_PAUSED (as is any authorization on a FROZEN card), 005 the pull stays PENDING about 30 s then CONFIRMED, 006 the pull’s confirmation reports FAILED (EXCEPTION once settled), any other approved. ' +
-            'Answers 202 with the resulting CardTransaction, or status DECLINED and declineReason (nothing recorded, nothing moved).',
+            'Answers 202 with the issuerTransactionToken of the simulated event only: the card transaction it makes is delivered by CARD_TRANSACTION.* webhooks and read with GET /cards/{id}/transactions (same issuerTransactionToken). A decline records, moves and sends nothing.',
           params: CardParams,
           body: SandboxCardAuthorizationRequest,
           response: simulated,
@@ -198,7 +197,7 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: sandboxTags,
         operationId: 'sandboxSimulateCardClearing',
         summary: 'Simulate a card clearing',
-        description: 'Clears an AUTHORIZED or PARTIALLY_SETTLED transaction: below the open hold PARTIALLY_SETTLED, equal SETTLED, above it the difference is pulled post hoc (EXCEPTION when that pull fails); 0 expires the authorization (hold released).',
+        description: 'Clears an AUTHORIZED or PARTIALLY_SETTLED transaction: below the open hold PARTIALLY_SETTLED, equal SETTLED, above it the difference is pulled post hoc (EXCEPTION when that pull fails); 0 expires the authorization (hold released). Answers 202 with the transaction’s issuerTransactionToken; the change comes as a CARD_TRANSACTION.* webhook.',
         params: CardParams,
         body: SandboxCardClearingRequest,
         response: simulated,
@@ -215,7 +214,7 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: sandboxTags,
         operationId: 'sandboxSimulateCardReturn',
         summary: 'Simulate a card return',
-        description: 'A merchant RETURN against a settled transaction, back to the funding source: the whole net settled amount makes it REFUNDED, less keeps it SETTLED with refundedAmount.',
+        description: 'A merchant RETURN against a settled transaction, back to the funding source: the whole net settled amount makes it REFUNDED, less keeps it SETTLED with refundedAmount. Answers 202 with the transaction’s issuerTransactionToken; the change comes as a CARD_TRANSACTION.* webhook.',
         params: CardParams,
         body: SandboxCardReturnRequest,
         response: simulated,
@@ -232,7 +231,7 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: sandboxTags,
         operationId: 'sandboxSimulateCardReturnReversal',
         summary: 'Simulate a card return reversal',
-        description: 'Reverses the returns of a REFUNDED transaction: the refunded amount is pulled back from the funding source (SETTLED), or EXCEPTION when it cannot be.',
+        description: 'Reverses the returns of a REFUNDED transaction: the refunded amount is pulled back from the funding source (SETTLED), or EXCEPTION when it cannot be. Answers 202 with the transaction’s issuerTransactionToken; the change comes as a CARD_TRANSACTION.* webhook.',
         params: CardParams,
         body: SandboxCardTransactionRefRequest,
         response: simulated,
@@ -249,7 +248,7 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: sandboxTags,
         operationId: 'sandboxSimulateCardAuthorizationAdvice',
         summary: 'Simulate a card authorization advice',
-        description: 'Re-sizes an open authorization (AUTHORIZED or PARTIALLY_SETTLED) to a new total: the hold grows (declined INSUFFICIENT_FUNDS when the funding source cannot cover it) or shrinks.',
+        description: 'Re-sizes an open authorization (AUTHORIZED or PARTIALLY_SETTLED) to a new total: the hold grows (declined, unchanged, when the funding source cannot cover it) or shrinks. Answers 202 with the transaction’s issuerTransactionToken; the change comes as a CARD_TRANSACTION.* webhook.',
         params: CardParams,
         body: SandboxCardAuthorizationAdviceRequest,
         response: simulated,
@@ -266,13 +265,13 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: sandboxTags,
         operationId: 'sandboxSimulateCardBalanceInquiry',
         summary: 'Simulate a card balance inquiry',
-        description: 'A 0-amount authorization: approved (status APPROVED with the funding source’s availableBalance) or declined as an authorization would be. Records and moves nothing.',
+        description: 'A 0-amount authorization: records, moves and sends nothing; answers 202 with the event’s issuerTransactionToken.',
         params: CardParams,
         body: SandboxCardBalanceInquiryRequest,
         response: simulated,
       },
     },
-    async (req, reply) => reply.code(202).send(await simulateBalanceInquiry(deps, authOf(req).platform.id, req.params.id, req.body)),
+    async (req, reply) => reply.code(202).send(await simulateBalanceInquiry(deps, authOf(req).platform.id, req.params.id)),
   );
 };
 
@@ -304,11 +303,14 @@ export const cardRevealPages: FastifyPluginAsync = async (app) => {
     const p = await store.db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirst();
     return platformNowMs(clock, Number(p?.clock_offset_ms ?? 0));
   };
-  app.get<{ Querystring: { t?: string } }>(
+  // No query schema: whatever the link carries (no token, a repeated or oversized one) is
+  // answered by the page itself, an error page like any token that does not open.
+  app.get<{ Querystring: { t?: unknown } }>(
     REVEAL_PAGE_PATH,
-    { logLevel: 'silent', schema: { hide: true, querystring: Type.Object({ t: Type.Optional(Type.String({ maxLength: 4096 })) }) } },
+    { logLevel: 'silent', schema: { hide: true } },
     async (req, reply) => {
-      const model = req.query.t ? await revealPageModel(store.db, nowMsOf, req.query.t) : ({ ok: false, status: 404, reason: 'This link is not valid.' } as const);
+      const token = typeof req.query.t === 'string' && req.query.t !== '' && req.query.t.length <= 4096 ? req.query.t : undefined;
+      const model = token ? await revealPageModel(store.db, nowMsOf, token) : ({ ok: false, status: 404, reason: 'This link is not valid.' } as const);
       reply.headers(HEADERS).type('text/html; charset=utf-8');
       if (!model.ok) return reply.code(model.status).send(page('Card details', `<p>${escape(model.reason)}</p>`));
       const pan = model.pan.replace(/(\d{4})(?=\d)/g, '$1 ');

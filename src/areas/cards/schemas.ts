@@ -76,14 +76,14 @@ export type CardUpdateRequest = Static<typeof CardUpdateRequest>;
 
 export const CardRevealResponse = Type.Object(
   {
-    panEmbedUrl: Type.String({ format: 'uri', description: 'Short-lived signed URL of the page that shows the PAN, CVV and expiry; a bearer secret: never store or log it' }),
-    expiresAt: Type.String({ format: 'date-time', description: 'When the URL stops loading' }),
-    pan: Type.Optional(Type.String({ description: 'Sandbox only: the card’s test PAN (a Luhn-valid test number)' })),
-    cvv: Type.Optional(Type.String({ description: 'Sandbox only: the card’s test CVV' })),
-    expMonth: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
-    expYear: Type.Optional(Type.Integer()),
+    panEmbedUrl: Type.String({
+      format: 'uri',
+      description:
+        'Short-lived signed URL of the page that shows the PAN, CVV and expiry to the cardholder (render it in an iframe); the PAN and CVV are never in an API answer. A bearer secret: never store or log it',
+    }),
+    expiresAt: Type.String({ format: 'date-time', description: 'When the URL stops loading; ask for a new reveal after it' }),
   },
-  { title: 'CardRevealResponse' },
+  { title: 'CardRevealResponse', additionalProperties: false },
 );
 export type CardRevealResponse = Static<typeof CardRevealResponse>;
 
@@ -208,18 +208,17 @@ export type SandboxCardAuthorizationAdviceRequest = Static<typeof SandboxCardAut
 export const SandboxCardTransactionRefRequest = Type.Object({ cardTransactionId: TxRef }, { title: 'SandboxCardTransactionRefRequest', additionalProperties: false });
 export type SandboxCardTransactionRefRequest = Static<typeof SandboxCardTransactionRefRequest>;
 
-/** What a simulator answers: the resulting CardTransaction, or the decline (or the balance of an inquiry). */
-const simulationProps: Record<string, ReturnType<typeof Type.Optional>> = {};
-for (const [k, v] of Object.entries(cardTransactionProps)) if (k !== 'issuerTransactionToken' && k !== 'status') simulationProps[k] = Type.Optional(v);
+/**
+ * What a simulator answers, as the reference declares it: the issuer's token of the simulated
+ * event, nothing else. The card transaction it makes or changes is delivered by its
+ * CARD_TRANSACTION.* webhook and read through GET /cards/{id}/transactions.
+ */
 export const SandboxCardSimulationResponse = Type.Object(
   {
-    issuerTransactionToken: Type.String({ description: 'The sandbox issuer’s token of the simulated event (the card transaction’s, when there is one)' }),
-    ...simulationProps,
-    status: Type.Optional(Type.Enum(['AUTHORIZED', 'PARTIALLY_SETTLED', 'SETTLED', 'REFUNDED', 'EXCEPTION', 'DECLINED', 'APPROVED'], {
-      description: 'The card transaction’s status; DECLINED when decisioning declined (nothing recorded, nothing moved); APPROVED for an approved balance inquiry',
-    })),
-    declineReason: Type.Optional(Type.Enum(['INSUFFICIENT_FUNDS', 'CARD_PAUSED', 'CARD_NOT_ACTIVE', 'CARD_CLOSED', 'SPENDING_LIMIT_EXCEEDED'], { description: 'Why decisioning declined' })),
-    availableBalance: Type.Optional(CurrencyAmount),
+    issuerTransactionToken: Type.String({
+      description:
+        'The sandbox issuer’s token of the simulated event: the issuerTransactionToken of the card transaction it made or changed (none for a decline or a balance inquiry)',
+    }),
   },
-  { title: 'SandboxCardSimulationResponse', description: 'The simulated event’s result: the resulting CardTransaction (as GET shows it), or the decline' },
+  { title: 'SandboxCardSimulationResponse', additionalProperties: false, description: 'Simulation accepted: the token that correlates the simulated event with the card transaction webhooks' },
 );

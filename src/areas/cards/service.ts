@@ -282,26 +282,20 @@ export async function updateCardById(
 
 /**
  * POST /cards/{id}/reveal: a signed, short-lived URL of the sandbox reveal page (the token
- * is sealed: card, platform and expiry; nothing of it is stored), plus the sandbox test PAN,
- * CVV and expiry. Recorded in card_reveals with the token that asked. Only a provisioned,
- * not closed card (ACTIVE or FROZEN) has details to reveal.
+ * is sealed: card, platform and expiry; nothing of it is stored) and when it expires, nothing
+ * else: the PAN and CVV are shown only by that page, never in an API answer (the reference:
+ * they "never cross the servers"). Recorded in card_reveals with the token that asked. Only
+ * a provisioned, not closed card (ACTIVE or FROZEN) has details to reveal.
  */
 export async function revealCard(deps: CardDeps, platformId: string, actor: string, now: Now, id: string, origin: string): Promise<CardRevealResponse> {
   const row = await requireCard(deps.store.db, platformId, id);
   if (row.state !== 'ACTIVE' && row.state !== 'FROZEN') {
     throw apiError(409, 'CONFLICT', `Card ${id} is ${row.state}: only an ACTIVE or FROZEN card can be revealed`, { state: row.state });
   }
-  const pan = row.pan_sealed ? openSealed(row.pan_sealed, `cards.pan:${row.id}`) : undefined;
-  const cvv = row.cvv_sealed ? openSealed(row.cvv_sealed, `cards.cvv:${row.id}`) : undefined;
   const expiresMs = now.ms + REVEAL_TTL_MS;
   const token = deps.sealer.seal(JSON.stringify({ c: row.id, p: platformId, e: expiresMs }), REVEAL_CONTEXT);
   await insertReveal(deps.store.db, { id: newId('CardReveal'), platform_id: platformId, card_id: row.id, actor, expires_at: iso(expiresMs), created_at: now.at });
-  const out: CardRevealResponse = { panEmbedUrl: `${origin}${REVEAL_PAGE_PATH}?t=${encodeURIComponent(token)}`, expiresAt: iso(expiresMs) };
-  if (pan !== undefined) out.pan = pan;
-  if (cvv !== undefined) out.cvv = cvv;
-  if (row.exp_month !== null) out.expMonth = Number(row.exp_month);
-  if (row.exp_year !== null) out.expYear = Number(row.exp_year);
-  return out;
+  return { panEmbedUrl: `${origin}${REVEAL_PAGE_PATH}?t=${encodeURIComponent(token)}`, expiresAt: iso(expiresMs) };
 }
 
 export const REVEAL_PAGE_PATH = '/hosted/cards/reveal';

@@ -12,13 +12,12 @@ import { paginate, type Page } from '../../kernel/pagination.js';
 import { authorizationOutcome, DELAYED_PULL_MS } from '../../sandbox/card-rules.js';
 import { findCustomer } from '../customers/store.js';
 import { emitBalanceUpdates } from '../internal-accounts/service.js';
-import { balancesOf, ensureWorldAccount, isInsufficientFunds, type Posting, postEntry } from '../ledger/service.js';
+import { ensureWorldAccount, isInsufficientFunds, type Posting, postEntry } from '../ledger/service.js';
 import type {
   CardTransaction,
   CardTransactionListQuery,
   SandboxCardAuthorizationAdviceRequest,
   SandboxCardAuthorizationRequest,
-  SandboxCardBalanceInquiryRequest,
   SandboxCardClearingRequest,
   SandboxCardReturnRequest,
   SandboxCardTransactionRefRequest,
@@ -49,7 +48,14 @@ import { type CardRow, type CardTxRow, cardTxQuery, findCardForUpdate, findCardT
 
 type Trx = Transaction<DB>;
 type Now = { ms: number; at: string };
-type SimulationResult = Record<string, unknown> & { issuerTransactionToken: string };
+/**
+ * What a simulator answers (the reference's SandboxCardSimulationResponse): only the issuer's
+ * token of the simulated event. Its outcome reaches the platform as the card transaction it
+ * makes or changes (CARD_TRANSACTION.* webhooks, GET /cards/{id}/transactions), never in
+ * this answer; a decline makes none.
+ */
+type SimulationResult = { issuerTransactionToken: string };
+const accepted = (issuerTransactionToken: string): SimulationResult => ({ issuerTransactionToken });
 
 export type AuthorizationKind = 'AUTHORIZATION' | 'FINANCIAL_AUTHORIZATION' | 'CREDIT_AUTHORIZATION' | 'CREDIT_AUTHORIZATION_ADVICE' | 'FINANCIAL_CREDIT_AUTHORIZATION';
 const CREDIT_KINDS: readonly AuthorizationKind[] = ['CREDIT_AUTHORIZATION', 'CREDIT_AUTHORIZATION_ADVICE', 'FINANCIAL_CREDIT_AUTHORIZATION'];
@@ -142,10 +148,6 @@ function wrongState(row: CardTxRow, what: string, allowed: string[]) {
 
 const token = () => `sbx_txn_${randomBytes(12).toString('hex')}`;
 
-function declined(card: CardRow, issuerTransactionToken: string, reason: string, extra: Record<string, unknown> = {}): SimulationResult {
-  return { issuerTransactionToken, cardId: card.id, customerId: card.customer_id, status: 'DECLINED', declineReason: reason, ...extra };
-}
-
 /** Authorization decisioning before any money: the card's state, the descriptor, the limit. */
 function decide(card: CardRow, descriptor: string, amount: number, debit: boolean): string | undefined {
   if (card.state === 'CLOSED') return 'CARD_CLOSED';
@@ -164,7 +166,8 @@ function fundingAccountOf(card: CardRow): string | undefined {
 /**
  * The authorization family: authorization, financial authorization (auth and clearing in
  * one message), credit authorization, credit authorization advice, financial credit
- * authorization. Declined: nothing recorded or moved; the answer says why.
+ * authorization. Declined (the card's state, the descriptor's suffix, the spending limit, the
+ * funding source's balance): nothing recorded, moved or sent.
  */
 export async function simulateAuthorization(deps: CardDeps, platformId: string, now: Now, cardId: string, body: SandboxCardAuthorizationRequest, kind: AuthorizationKind): Promise<SimulationResult> {
   return effectTransaction(deps.store.db, async (trx) => {
@@ -176,9 +179,9 @@ export async function simulateAuthorization(deps: CardDeps, platformId: string, 
     const financial = FINANCIAL_KINDS.includes(kind);
     const issuerTransactionToken = token();
     const reason = decide(card, body.merchant.descriptor, body.amount, !credit);
-    if (reason) return declined(card, issuerTransactionToken, reason, { merchant: body.merchant, kind, direction: credit ? 'CREDIT' : 'DEBIT' });
+    if (reason) return accepted(issuerTransactionToken);
     const accountId = fundingAccountOf(card);
-    if (!accountId) return declined(card, issuerTransactionToken, 'CARD_NOT_ACTIVE');
+    if (!accountId) return accepted(issuerTransactionToken);
     const customer = await findCustomer(trx, platformId, card.customer_id);
     const outcome = authorizationOutcome(body.merchant.descriptor);
     const a = body.amount;
@@ -218,7 +221,7 @@ export async function simulateAuthorization(deps: CardDeps, platformId: string, 
       if (!credit && !financial) await post(trx, deps, row, 'CARD_HOLD', [C(row, -a), C(row, a, 'held')], now.at);
       if (!credit && financial && outcome.kind !== 'CONFIRMATION_FAILS') await post(trx, deps, row, 'CARD_CAPTURE', [C(row, -a), W(world, row, a)], now.at);
     } catch (err) {
-      if (isInsufficientFunds(err)) return declined(card, issuerTransactionToken, 'INSUFFICIENT_FUNDS', { merchant: body.merchant, kind, direction: 'DEBIT' });
+      if (isInsufficientFunds(err)) return accepted(issuerTransactionToken);
       throw err;
     }
     if (credit && !financial) await post(trx, deps, row, 'CARD_CREDIT_HOLD', [W(world, row, -a), C(row, a, 'pending')], now.at);
@@ -243,7 +246,7 @@ export async function simulateAuthorization(deps: CardDeps, platformId: string, 
     }
     if (!credit && outcome.kind === 'DELAYED_PULL') await schedulePullConfirmation(trx, deps, row, now);
     await emitBalanceUpdates(trx, platformId, [accountId], now.at);
-    return { ...cardTxView(row) };
+    return accepted(row.issuer_transaction_token);
   });
 }
 
@@ -328,7 +331,7 @@ export async function simulateClearing(deps: CardDeps, platformId: string, now: 
     await save(trx, row, now);
     await emitTx(trx, row, now.at);
     await emitBalanceUpdates(trx, platformId, [row.account_id], now.at);
-    return cardTxView(row);
+    return accepted(row.issuer_transaction_token);
   });
 }
 
@@ -351,7 +354,7 @@ export async function simulateReturn(deps: CardDeps, platformId: string, now: No
     await save(trx, row, now);
     await emitTx(trx, row, now.at);
     await emitBalanceUpdates(trx, platformId, [row.account_id], now.at);
-    return cardTxView(row);
+    return accepted(row.issuer_transaction_token);
   });
 }
 
@@ -375,7 +378,7 @@ export async function simulateReturnReversal(deps: CardDeps, platformId: string,
     await save(trx, row, now);
     await emitTx(trx, row, now.at);
     await emitBalanceUpdates(trx, platformId, [row.account_id], now.at);
-    return cardTxView(row);
+    return accepted(row.issuer_transaction_token);
   });
 }
 
@@ -396,7 +399,7 @@ export async function simulateAuthorizationAdvice(deps: CardDeps, platformId: st
       try {
         await post(trx, deps, row, 'CARD_HOLD', [C(row, -delta), C(row, delta, 'held')], now.at);
       } catch (err) {
-        if (isInsufficientFunds(err)) return { ...cardTxView(row), status: 'DECLINED', declineReason: 'INSUFFICIENT_FUNDS' };
+        if (isInsufficientFunds(err)) return accepted(row.issuer_transaction_token); // declined: the authorization keeps its size
         throw err;
       }
       row.pull_count = Number(row.pull_count) + 1;
@@ -416,29 +419,17 @@ export async function simulateAuthorizationAdvice(deps: CardDeps, platformId: st
     await save(trx, row, now);
     await emitTx(trx, row, now.at);
     await emitBalanceUpdates(trx, platformId, [row.account_id], now.at);
-    return cardTxView(row);
+    return accepted(row.issuer_transaction_token);
   });
 }
 
-/** BALANCE_INQUIRY: a 0-amount authorization; nothing is recorded or moved. Approved: the funding source's available balance. */
-export async function simulateBalanceInquiry(deps: CardDeps, platformId: string, cardId: string, body: SandboxCardBalanceInquiryRequest): Promise<SimulationResult> {
-  const db = deps.store.db;
-  const card = await findCardTxCard(db, platformId, cardId);
-  const issuerTransactionToken = token();
-  const reason = decide(card, body.merchant.descriptor, 0, true);
-  if (reason) return declined(card, issuerTransactionToken, reason, { merchant: body.merchant });
-  const accountId = fundingAccountOf(card);
-  if (!accountId) return declined(card, issuerTransactionToken, 'CARD_NOT_ACTIVE', { merchant: body.merchant });
-  const balance = (await balancesOf(db, [accountId])).get(accountId);
-  return {
-    issuerTransactionToken,
-    cardId: card.id,
-    customerId: card.customer_id,
-    status: 'APPROVED',
-    merchant: body.merchant,
-    accountId,
-    availableBalance: currencyAmount(balance?.available ?? 0, card.currency),
-  };
+/**
+ * BALANCE_INQUIRY: a 0-amount authorization; nothing is recorded, moved or sent, approved or
+ * declined, so the answer (the event's token) is all there is of it.
+ */
+export async function simulateBalanceInquiry(deps: CardDeps, platformId: string, cardId: string): Promise<SimulationResult> {
+  await findCardTxCard(deps.store.db, platformId, cardId);
+  return accepted(token());
 }
 
 async function findCardTxCard(db: Kysely<DB>, platformId: string, cardId: string): Promise<CardRow> {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
+import { authOf, errorResponses, NoContent, nowOf, walletSignatureOf } from '../../kernel/http.js';
 import { InternalAccount } from '../internal-accounts/schemas.js';
 import {
   AccountQuery,
@@ -49,10 +49,10 @@ import {
 
 const tags = ['Embedded Wallet Auth'];
 
-/** The signed-retry headers of a request. */
+/** The signed-retry headers of a request (the stamp under either name: kernel/http.ts walletSignatureOf). */
 export function signedHeadersOf(req: FastifyRequest): Headers {
   const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  return { signature: one(req.headers['service-wallet-signature']), requestId: one(req.headers['request-id']) };
+  return { signature: walletSignatureOf(req), requestId: one(req.headers['request-id']) };
 }
 
 /**

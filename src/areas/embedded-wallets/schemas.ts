@@ -196,6 +196,11 @@ export const PasskeySettings = Type.Object(
 );
 
 export const SignedHeaders = Type.Object({
-  'service-wallet-signature': Type.Optional(Type.String({ description: 'The stamp over the pending payloadToSign (required on the signed retry)' })),
+  'service-wallet-signature': Type.Optional(
+    Type.String({
+      description:
+        'The stamp over the pending payloadToSign (required on the signed retry). Also accepted under the vendor’s name Grid-Wallet-Signature (what its CLI and SDK helpers send); both with different stamps: 401 WALLET_SIGNATURE_MALFORMED',
+    }),
+  ),
   'request-id': Type.Optional(Type.String({ description: 'The requestId of the 202 answer (required on the signed retry)' })),
 });

@@ -279,7 +279,7 @@ function legOf(h: SignedHeaders): 'first' | 'retry' {
   const sig = h.signature?.trim() || undefined;
   const rid = h.requestId?.trim() || undefined;
   if (!sig && !rid) return 'first';
-  if (!sig) throw apiError(401, 'WALLET_SIGNATURE_MISSING', 'The signed retry needs the Service-Wallet-Signature header');
+  if (!sig) throw apiError(401, 'WALLET_SIGNATURE_MISSING', 'The signed retry needs the Service-Wallet-Signature header (or its alias Grid-Wallet-Signature)');
   if (!rid) throw apiError(401, 'REQUEST_ID_MISSING', 'The signed retry needs the Request-Id header of the 202 answer');
   return 'retry';
 }

@@ -82,7 +82,11 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
             'Registers a bank account or wallet. accountInfo is validated the way its rail does (ABA and IBAN check digits, ' +
             'addresses and their checksums; CLABE, CPF and CNPJ by their form); every invalid field comes back in one 400. The sandbox verifies the beneficiary name by the ' +
             "suffix of the account's identifier (suffix 105: 400 INVALID_BANK_ACCOUNT). FIRST_PARTY self-custody wallets start " +
-            'PENDING_OWNERSHIP_VERIFICATION; other accounts ACTIVE.',
+            'PENDING_OWNERSHIP_VERIFICATION; other accounts ACTIVE.' +
+            op(
+              ' Without customerId the account is created on behalf of the platform, exactly as POST /platform/external-accounts creates it (then read, listed and deleted under /platform/external-accounts).',
+              '',
+            ),
           body: CreateBody,
           response: { 201: ExternalAccount, ...errorResponses(403, 409) },
         },

@@ -32,7 +32,13 @@ const currency = Type.String({ minLength: 1, maxLength: 16, description: 'The cu
 
 export const ExternalAccountCreateRequest = Type.Object(
   {
-    customerId: Type.String({ minLength: 1, description: 'The customer the account belongs to (platform accounts: POST /platform/external-accounts)' }),
+    customerId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'The customer the account belongs to. Without it the account is the platform’s own, created exactly as POST /platform/external-accounts creates it (listed and read under /platform/external-accounts)',
+      }),
+    ),
     currency,
     platformAccountId: Type.Optional(platformAccountId),
     ownershipType: Type.Optional(OwnershipType),

@@ -109,8 +109,20 @@ export interface CreateBody {
   accountInfo: AccountInfo;
 }
 
+/**
+ * Whose account a create body makes: POST /customers/external-accounts without a customerId
+ * creates the platform's own account (the reference: "created on behalf of the platform"),
+ * the same account POST /platform/external-accounts makes.
+ */
+export function ownerOfCreate(owner: 'customer' | 'platform', body: unknown): 'customer' | 'platform' {
+  if (owner === 'platform') return 'platform';
+  const customerId = typeof body === 'object' && body !== null ? (body as { customerId?: unknown }).customerId : undefined;
+  return customerId === undefined ? 'platform' : 'customer';
+}
+
 /** Every check of a create body beyond its schema; returns nothing, adds to `errors`. */
-async function checkCreate(db: Db, platform: PlatformRow, owner: 'customer' | 'platform', body: unknown, errors: FieldErrors): Promise<void> {
+async function checkCreate(db: Db, platform: PlatformRow, path: 'customer' | 'platform', body: unknown, errors: FieldErrors): Promise<void> {
+  const owner = ownerOfCreate(path, body);
   checkAccountBody(body, errors, { regulated: platform.regulated === 1 });
   if (owner !== 'customer' || typeof body !== 'object' || body === null) return;
   const customerId = (body as { customerId?: unknown }).customerId;
@@ -192,10 +204,11 @@ export async function createExternalAccount(
   deps: Pick<ExternalAccountDeps, 'store'>,
   platform: PlatformRow,
   at: string,
-  owner: 'customer' | 'platform',
+  path: 'customer' | 'platform',
   body: CreateBody,
 ): Promise<ExternalAccount> {
   const { store } = deps;
+  const owner = ownerOfCreate(path, body);
   const errors = new FieldErrors();
   await checkCreate(store.db, platform, owner, body, errors);
   errors.throwIfAny();

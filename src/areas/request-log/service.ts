@@ -14,7 +14,7 @@ export const BODY_EXCERPT_CHARS = 16_384;
 export const REDACTED = '[REDACTED]';
 
 /** Field names whose values never enter the log. */
-const SECRET_KEY = /secret|password|passcode|passphrase|^pin$|cvv|cvc|private|apikey|api_key|accesstoken|refreshtoken|authorization|signature|^otp$|cardnumber|^pan$|seed|mnemonic/i;
+const SECRET_KEY = /secret|password|passcode|passphrase|^pin$|cvv|cvc|private|apikey|api_key|accesstoken|refreshtoken|authorization|signature|^otp$|cardnumber|^pan$|embedurl|seed|mnemonic/i;
 
 export interface LoggedRequest {
   id: number;

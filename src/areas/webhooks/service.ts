@@ -11,7 +11,7 @@ import { apiError } from '../../kernel/errors.js';
 import { onEventsEmitted } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
 import { type Page } from '../../kernel/pagination.js';
-import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, signWebhookBody } from '../../kernel/webhook-keys.js';
+import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, SIGNATURE_HEADER_ALIAS, signWebhookBody } from '../../kernel/webhook-keys.js';
 import type { Sealer } from '../../kernel/sealed.js';
 import {
   attemptsOf,
@@ -150,6 +150,11 @@ export function excerpt(text: string, bytes: number): string {
   return buf.subarray(0, bytes).toString('utf8').replace(/\uFFFD+$/, '');
 }
 
+/** The signature under both header names (the service's and the vendor's), the same value. */
+function signatureHeaders(signature: string): Record<string, string> {
+  return { [SIGNATURE_HEADER]: signature, [SIGNATURE_HEADER_ALIAS]: signature };
+}
+
 /**
  * POST a signed body. Never throws: a network error, a timeout or a refused target is an
  * outcome. node:http(s) rather than fetch, so the target rules (targets.ts) check every
@@ -178,7 +183,7 @@ export async function postSigned(url: string, body: string, privateKeyHex: strin
           'content-type': 'application/json',
           'content-length': payload.length,
           'user-agent': USER_AGENT,
-          [SIGNATURE_HEADER]: signWebhookBody(body, privateKeyHex),
+          ...signatureHeaders(signWebhookBody(body, privateKeyHex)),
         },
         signal,
         agent: false,
