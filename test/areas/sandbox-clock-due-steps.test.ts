@@ -72,25 +72,30 @@ async function stopLoad(burners: ChildProcess[]): Promise<void> {
   );
 }
 
-/** A funded payer and PAYOUTS payouts to its '005' account, all started at the same sandbox time. */
+/** Payers side by side (the payouts of one payer contend for its balance row). */
+const PAYERS = 4;
+
+/**
+ * PAYOUTS payouts to '005' accounts, from PAYERS funded payers (made side by side), all
+ * started at the same sandbox time (the test clock stands still). Answers their transaction ids.
+ */
 async function startPayouts(t: TestApp): Promise<string[]> {
-  const c = await newCustomer(t, ['USD']);
-  const usd = c.accounts.USD!.id;
-  await fund(t, usd, 10_000_000);
-  const ext = await usdExternal(t, c.id, RETURNED);
-  // A few at a time (the machine is shared): the order of their steps does not matter here.
-  const ids: string[] = [];
-  for (let i = 0; i < PAYOUTS; i += 4) {
-    const batch = await Promise.all(
-      [0, 1, 2, 3].map(async (j) => {
-        const r = await t.call('POST', '/quotes', quoteRequest(usd, ext, 1_000 + i + j, { immediatelyExecute: true }));
+  const perPayer = await Promise.all(
+    Array.from({ length: PAYERS }, async (_, p) => {
+      const c = await newCustomer(t, ['USD']);
+      const usd = c.accounts.USD!.id;
+      await fund(t, usd, 10_000_000);
+      const ext = await usdExternal(t, c.id, RETURNED);
+      const ids: string[] = [];
+      for (let i = 0; i < PAYOUTS / PAYERS; i++) {
+        const r = await t.call('POST', '/quotes', quoteRequest(usd, ext, 1_000 + p * 100 + i, { immediatelyExecute: true }));
         expect(r.statusCode, r.body).toBe(201);
-        return (r.json() as { transactionId: string }).transactionId;
-      }),
-    );
-    ids.push(...batch);
-  }
-  return ids;
+        ids.push((r.json() as { transactionId: string }).transactionId);
+      }
+      return ids;
+    }),
+  );
+  return perPayer.flat();
 }
 
 /** The payouts as GET /transactions shows them, in `ids` order. */
@@ -150,7 +155,9 @@ describe(`the clock advance runs every due step before answering (${STORE})`, ()
     burners = loadMachine(20_000);
     const res = await t.call('POST', '/sandbox/clock/advance', { seconds: ADVANCE_SECONDS });
     expect(res.statusCode, res.body).toBe(200);
+    // Read right away (the worker keeps running): a step still held by it would show.
     await expectAllFinal(t, ids);
+    await stopLoad(burners);
     // The deliveries are still behind (the endpoint fails slowly), which the advance did not wait for.
     const open = await t.store.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['PENDING', 'SENDING']).executeTakeFirstOrThrow();
     expect(Number(open.n)).toBeGreaterThan(0);
