@@ -313,6 +313,28 @@ export class JobQueue {
     }
   }
 
+  /**
+   * The earliest due time (on the platform's clock) of the platform's jobs still to run up to
+   * `untilMs`, if any: pending jobs of the kinds this process runs, whether or not a worker
+   * (this process's or another process's) has claimed one and is running it, since a claimed
+   * job's row stays pending until the transaction that runs it commits (and goes then, or
+   * comes back with a later due time). A job of a kind no handler here runs is left to the
+   * process that has one (another version's), and a job that failed for good is not pending.
+   */
+  async nextDueAt(platformId: string, untilMs: number): Promise<number | undefined> {
+    const kinds = [...this.handlers.keys()];
+    if (kinds.length === 0) return undefined;
+    const row = await this.store.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.min('run_at_ms').as('next'))
+      .where('platform_id', '=', platformId)
+      .where('status', '=', 'pending')
+      .where('run_at_ms', '<=', untilMs)
+      .where('kind', 'in', kinds)
+      .executeTakeFirst();
+    return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
+  }
+
   /** Run every job that is due now (optionally of one platform), in due order. */
   async runDue(platformId?: string, max = 10_000): Promise<number> {
     let n = 0;

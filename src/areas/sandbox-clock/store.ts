@@ -10,16 +10,3 @@ export async function clockOffset(db: Kysely<DB>, platformId: string): Promise<n
 export async function raiseClockOffset(db: Kysely<DB>, platformId: string, offsetMs: number): Promise<void> {
   await db.updateTable('platforms').set({ clock_offset_ms: offsetMs }).where('id', '=', platformId).where('clock_offset_ms', '<', offsetMs).execute();
 }
-
-/** The earliest due time of the platform's pending jobs up to `untilMs` (platform time), if any. */
-export async function nextPendingJobAt(db: Kysely<DB>, platformId: string, untilMs: number): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('jobs')
-    .select((eb) => eb.fn.min('run_at_ms').as('next'))
-    .where('platform_id', '=', platformId)
-    .where('status', '=', 'pending')
-    .where('run_at_ms', '<=', untilMs)
-    .executeTakeFirst();
-  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
-}
-
