@@ -373,4 +373,43 @@ describe(`quotes from a lookup priced in another currency (${STORE})`, () => {
     const elsewhere = await t.call('POST', '/quotes', quoteRequest(accounts.data[0]!.id, (ext.json() as { id: string }).id, 10_000, { lookupId }), auth);
     envelope(elsewhere, 404, 'LOOKUP_REQUEST_NOT_FOUND');
   });
+
+  it('a lookup made for another sender serves the quote, priced from the quote\'s own source', async () => {
+    const looker = await newCustomer(t, ['USD']);
+    const payer = await newCustomer(t, ['EUR']);
+    const dest = await eurExternal(t, looker.id);
+    const lookup = await t.call('GET', `/receiver/external-account/${encodeURIComponent(dest)}?customerId=${encodeURIComponent(looker.id)}&sendingCurrency=USD`);
+    expect(lookup.statusCode, lookup.body).toBe(200);
+    const { lookupId } = lookup.json() as { lookupId: string };
+    const res = await t.call('POST', '/quotes', quoteRequest(payer.accounts.EUR!.id, dest, 10_000, { lookupId }));
+    expect(res.statusCode, res.body).toBe(201);
+    const q = res.json() as QuoteBody;
+    expect([q.sendingCurrency.code, q.totalSendingAmount, q.totalReceivingAmount]).toEqual(['EUR', 10_000, 10_000]);
+  });
+
+  // Last in this describe: it moves the platform's clock.
+  it('an expired lookup is refused: usable for 5 minutes of platform time, then 400 INVALID_INPUT on lookupId', async () => {
+    const c = await newCustomer(t, ['USD', 'EUR']);
+    const dest = await eurExternal(t, c.id);
+    const look = async () => {
+      const res = await t.call('GET', `/receiver/external-account/${encodeURIComponent(dest)}?customerId=${encodeURIComponent(c.id)}&sendingCurrency=USD`);
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json() as { lookupId: string }).lookupId;
+    };
+    const advance = async (seconds: number) => {
+      const res = await t.call('POST', '/sandbox/clock/advance', { seconds });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    const fresh = await look();
+    await advance(299);
+    const stillFresh = await t.call('POST', '/quotes', quoteRequest(c.accounts.USD!.id, dest, 10_000, { lookupId: fresh }));
+    expect(stillFresh.statusCode, stillFresh.body).toBe(201);
+    await advance(1);
+    const expired = envelope(await t.call('POST', '/quotes', quoteRequest(c.accounts.USD!.id, dest, 10_000, { lookupId: fresh })), 400, 'INVALID_INPUT');
+    expect(expired.details).toMatchObject({ errors: [{ field: 'lookupId' }] });
+    expect(JSON.stringify(expired.details)).toContain('expired');
+    // A new lookup works again.
+    const again = await t.call('POST', '/quotes', quoteRequest(c.accounts.USD!.id, dest, 10_000, { lookupId: await look() }));
+    expect(again.statusCode, again.body).toBe(201);
+  });
 });

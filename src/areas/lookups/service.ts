@@ -4,7 +4,7 @@ import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
 import { idPattern, isIdOf, newId } from '../../kernel/ids.js';
 import { corridorOf, mergePayerDataFields, type PayerDataField } from '../../sandbox/corridors.js';
-import { sendingBounds } from '../../sandbox/fx.js';
+import { RATE_CACHE_TTL_MS, sendingBounds } from '../../sandbox/fx.js';
 import { parseUmaAddress, UMA_ADDRESS_PATTERN, type UmaBehaviour } from '../../sandbox/uma.js';
 import { type CustomerRow, findCustomer, findCustomerByUmaAddress } from '../customers/store.js';
 import { pairRate, platformFee } from '../exchange-rates/service.js';
@@ -255,4 +255,24 @@ export async function getLookup(db: Db, platformId: string, lookupId: string): P
   const row = isIdOf('Lookup', lookupId) ? await findLookupRow(db, platformId, lookupId) : undefined;
   if (!row) throw notFound('LOOKUP_REQUEST_NOT_FOUND', 'Lookup', lookupId);
   return storedView(row);
+}
+
+/**
+ * How long a lookup may be named by a quote, on the platform's clock: as long as the rates it
+ * showed are cached (RATE_CACHE_TTL_MS, the specification's "about 5 minutes"), which is also
+ * a quote's own lifetime (docs/decisions.md).
+ */
+export const LOOKUP_TTL_MS = RATE_CACHE_TTL_MS;
+
+/**
+ * A lookup a quote may name at `nowMs`: the platform's (else 404 LOOKUP_REQUEST_NOT_FOUND) and
+ * not expired (else 400 INVALID_INPUT on `lookupId`: look the receiver up again).
+ */
+export async function usableLookup(db: Db, platformId: string, lookupId: string, nowMs: number): Promise<StoredLookup> {
+  const lookup = await getLookup(db, platformId, lookupId);
+  const expiresAtMs = Date.parse(lookup.createdAt) + LOOKUP_TTL_MS;
+  if (nowMs >= expiresAtMs) {
+    throw invalidInput([{ field: 'lookupId', message: `expired at ${new Date(expiresAtMs).toISOString()} (a lookup is usable for ${LOOKUP_TTL_MS / 60_000} minutes): look the receiver up again` }]);
+  }
+  return lookup;
 }

@@ -39,7 +39,7 @@ import type { ExternalAccountRow } from '../external-accounts/store.js';
 import { requireInternalAccount } from '../internal-accounts/service.js';
 import { balancesOf } from '../ledger/service.js';
 import { checkDailyVolume, checkTransactionSize, type LimitSubject } from '../limits/service.js';
-import { getLookup, type LookupReceiver } from '../lookups/service.js';
+import { type LookupReceiver, usableLookup } from '../lookups/service.js';
 import type { PlatformRow } from '../platforms/store.js';
 import { createPendingPayment, type Flow, keepFailedRealtimeDeposit, type NewPayment, type PaymentDeps, realtimeHoldAccount, sandboxHash, startPayment } from '../transactions/payments.js';
 import type { AnyTransaction } from '../transactions/schemas.js';
@@ -193,7 +193,7 @@ async function resolvePayer(db: Db, platform: PlatformRow, source: QuoteRequest[
   return { kind: 'INTERNAL', accountId: account.id, currency: account.currency, customerId: account.customer_id };
 }
 
-async function resolvePayee(db: Db, platform: PlatformRow, body: QuoteRequest, payer: Payer): Promise<Payee> {
+async function resolvePayee(db: Db, platform: PlatformRow, nowMs: number, body: QuoteRequest): Promise<Payee> {
   const dest = body.destination;
   if (dest.destinationType === 'UMA_ADDRESS') {
     const address = parseUmaAddress(dest.umaAddress);
@@ -205,13 +205,11 @@ async function resolvePayee(db: Db, platform: PlatformRow, body: QuoteRequest, p
     if (body.lookupId === undefined) {
       throw invalidInput([{ field: 'lookupId', message: 'is required for a UMA_ADDRESS destination: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})' }]);
     }
-    // A lookup's rates are estimates: one priced from another currency than the source's is
-    // fine, the quote is priced afresh from its own source currency (price()).
-    const lookup = await getLookup(db, platform.id, body.lookupId);
-    const problems: FieldError[] = [];
-    if (lookup.kind !== 'UMA' || lookup.target.toLowerCase() !== address.normalized) problems.push({ field: 'lookupId', message: `is not a lookup of ${dest.umaAddress}` });
-    if (payer.customerId !== null && lookup.customerId !== payer.customerId) problems.push({ field: 'lookupId', message: `was made for another sender than ${payer.customerId}` });
-    if (problems.length > 0) throw invalidInput(problems);
+    // A lookup's rates are estimates: one priced from another currency than the source's, or
+    // for another sender, is fine, the quote is priced afresh from its own source (price()).
+    // Only a lookup of another receiver or platform, or an expired one, is refused.
+    const lookup = await usableLookup(db, platform.id, body.lookupId, nowMs);
+    if (lookup.kind !== 'UMA' || lookup.target.toLowerCase() !== address.normalized) throw invalidInput([{ field: 'lookupId', message: `is not a lookup of ${dest.umaAddress}` }]);
     // The counterparty's pay request happens now: a `$fail.payreq` receiver fails here.
     assertCounterpartyStep(umaCounterparty(address), 'QUOTE');
     const offered = lookup.supportedCurrencies.map((c) => c.currency.code);
@@ -230,12 +228,9 @@ async function resolvePayee(db: Db, platform: PlatformRow, body: QuoteRequest, p
   }
   const account = await requireExternalAccount(db, platform.id, dest.accountId);
   if (body.lookupId !== undefined) {
-    // Priced afresh from the source currency whatever the lookup was priced from (as for UMA above).
-    const lookup = await getLookup(db, platform.id, body.lookupId);
-    const problems: string[] = [];
-    if (lookup.kind !== 'EXTERNAL_ACCOUNT' || lookup.target !== account.id) problems.push(`is a lookup of another receiver than ${account.id}`);
-    if (payer.customerId !== null && lookup.customerId !== payer.customerId) problems.push(`was made for another sender than ${payer.customerId}`);
-    if (problems.length > 0) throw invalidInput(problems.map((message) => ({ field: 'lookupId', message })));
+    // Priced afresh from the source whatever the lookup was priced from (as for UMA above).
+    const lookup = await usableLookup(db, platform.id, body.lookupId, nowMs);
+    if (lookup.kind !== 'EXTERNAL_ACCOUNT' || lookup.target !== account.id) throw invalidInput([{ field: 'lookupId', message: `is a lookup of another receiver than ${account.id}` }]);
   }
   return { kind: 'EXTERNAL', account, currency: account.currency };
 }
@@ -361,7 +356,7 @@ export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now:
 async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions): Promise<QuoteRow> {
   const platformId = platform.id;
   const payer = await resolvePayer(trx, platform, body.source);
-  const payee = await resolvePayee(trx, platform, body, payer);
+  const payee = await resolvePayee(trx, platform, now.ms, body);
 
   const shape: FieldError[] = [];
   if (payer.kind === 'EXTERNAL' && payee.kind !== 'INTERNAL') {
