@@ -84,7 +84,7 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
             "suffix of the account's identifier (suffix 105: 400 INVALID_BANK_ACCOUNT). FIRST_PARTY self-custody wallets start " +
             'PENDING_OWNERSHIP_VERIFICATION; other accounts ACTIVE.',
           body: CreateBody,
-          response: { 201: ExternalAccount, ...errorResponses(403, 409) },
+          response: { 201: ExternalAccount, ...errorResponses(409) },
         },
       },
       async (req, reply) => reply.code(201).send(await createExternalAccount(deps, authOf(req).platform, nowOf(req, clock).at, owner, req.body)),
@@ -100,7 +100,7 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
           operationId: op('listCustomerExternalAccounts', 'listPlatformExternalAccounts'),
           summary: op("List customers' external accounts", "List the platform's external accounts"),
           querystring: owner === 'customer' ? ExternalAccountListQuery : PlatformExternalAccountListQuery,
-          response: { 200: ExternalAccountListResponse, ...errorResponses(403) },
+          response: { 200: ExternalAccountListResponse, ...errorResponses() },
         },
       },
       async (req) => {
@@ -119,7 +119,7 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
           operationId: op('getCustomerExternalAccountById', 'getPlatformExternalAccountById'),
           summary: 'Get an external account',
           params: ExternalAccountIdParams,
-          response: { 200: ExternalAccount, ...errorResponses(403, 404) },
+          response: { 200: ExternalAccount, ...errorResponses(404) },
         },
       },
       async (req) => getExternalAccount(store.db, authOf(req).platform.id, req.params.externalAccountId, owner),
@@ -134,7 +134,7 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
           operationId: op('deleteCustomerExternalAccountById', 'deletePlatformExternalAccountById'),
           summary: 'Delete an external account',
           params: ExternalAccountIdParams,
-          response: { 204: NoContent, ...errorResponses(403, 404, 409) },
+          response: { 204: NoContent, ...errorResponses(404, 409) },
         },
       },
       async (req, reply) => {
@@ -157,7 +157,7 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
             'the previous one and returns an UNVERIFIED account to PENDING_OWNERSHIP_VERIFICATION.',
           params: ExternalAccountIdParams,
           body: OwnershipChallengeRequest,
-          response: { 201: OwnershipChallenge, ...errorResponses(403, 404, 409) },
+          response: { 201: OwnershipChallenge, ...errorResponses(404, 409) },
         },
       },
       async (req, reply) =>
@@ -182,7 +182,7 @@ export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => 
             'Invalid or expired: the account becomes UNVERIFIED and the answer is 400 (start a new challenge to retry). Both emit EXTERNAL_ACCOUNT.STATUS_UPDATED.',
           params: ExternalAccountIdParams,
           body: OwnershipVerifyRequest,
-          response: { 200: ExternalAccount, ...errorResponses(403, 404, 409) },
+          response: { 200: ExternalAccount, ...errorResponses(404, 409) },
         },
       },
       async (req) => verifyOwnership(deps, authOf(req).platform, nowOf(req, clock), owner, req.params.externalAccountId, req.body),
