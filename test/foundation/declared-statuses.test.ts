@@ -45,7 +45,6 @@ const KEPT: Record<string, number[]> = {
   'POST /verifications': [409],
   'DELETE /platform/external-accounts/{externalAccountId}': [409],
   'POST /cards/{id}/reveal': [409],
-  'GET /sca/factors': [],
 };
 /** The generic answers of every operation: a request it does not define (400), credentials (401), the service failing (500, 503). */
 const GENERIC_DOC = [400, 401, 500];
