@@ -710,6 +710,8 @@ async function requireBeneficiary(db: Db, platformId: string, externalAccountId:
   const account = await requireExternalAccount(db, platformId, externalAccountId, 'customer');
   const customer = account.customer_id === null ? undefined : await findCustomer(db, platformId, account.customer_id);
   if (!customer) throw notFound('REFERENCE_NOT_FOUND', 'External account', externalAccountId);
+  // A deleted customer's beneficiary: the customer is not found, as on every SCA operation.
+  if (customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', customer.id, 'externalAccountId', true);
   assertInScope(customer);
   return { customerId: customer.id };
 }
