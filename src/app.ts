@@ -15,6 +15,7 @@ import { AuthThrottle } from './kernel/auth-throttle.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
 import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
+import { declaredAnswer } from './kernel/references.js';
 import { makeClientErrorHandler, requestTimeoutOptions } from './kernel/client-errors.js';
 import { claimKey, completeKey, type IdempotencyContext, LEASE_RENEW_MS, releaseKey, renewLeases, requestHash, runClaimed } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
@@ -359,9 +360,10 @@ const FRAMEWORK_400: Record<string, string> = {
 
 function sendError(err: FastifyError | ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof ApiError) {
-    if (err.status === 503) req.log.warn(err.message);
-    else if (err.status >= 500 && err.status !== 501) req.log.error({ err }, err.message);
-    return reply.code(err.status).type('application/json').send(err.toEnvelope());
+    const answer = declaredAnswer(err, req);
+    if (answer.status === 503) req.log.warn(answer.message);
+    else if (answer.status >= 500 && answer.status !== 501) req.log.error({ err: answer }, answer.message);
+    return reply.code(answer.status).type('application/json').send(answer.toEnvelope());
   }
   const fe = err as FastifyError;
   if (fe.code && FRAMEWORK_400[fe.code]) {

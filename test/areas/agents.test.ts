@@ -184,18 +184,18 @@ describe(`agents (${STORE})`, () => {
 
   // ---- Permissions ------------------------------------------------------------------------
 
-  it('each permission allows its operations, and its absence answers 403 FORBIDDEN', async () => {
+  it('each permission allows its operations, and its absence answers 403 FORBIDDEN (401 where the operation declares no 403)', async () => {
     const a = await setup(policy());
     const none = await setup(policy({ permissions: [] }));
-    const reasonOf = (res: Awaited<ReturnType<TestApp['call']>>, perm: string) => {
-      const e = envelope(res, 403, 'FORBIDDEN');
+    const reasonOf = (res: Awaited<ReturnType<TestApp['call']>>, perm: string, status: 401 | 403 = 403) => {
+      const e = envelope(res, status, status === 403 ? 'FORBIDDEN' : 'UNAUTHORIZED');
       expect(e.details).toMatchObject({ reason: 'PERMISSION_DENIED', requiredPermission: perm });
     };
     // VIEW_TRANSACTIONS: transactions and account balances.
     expect((await t.call('GET', '/agents/me/transactions', undefined, a.h)).statusCode).toBe(200);
     expect((await t.call('GET', '/agents/me/internal-accounts', undefined, a.h)).statusCode).toBe(200);
-    reasonOf(await t.call('GET', '/agents/me/transactions', undefined, none.h), 'VIEW_TRANSACTIONS');
-    reasonOf(await t.call('GET', '/agents/me/internal-accounts', undefined, none.h), 'VIEW_TRANSACTIONS');
+    reasonOf(await t.call('GET', '/agents/me/transactions', undefined, none.h), 'VIEW_TRANSACTIONS', 401);
+    reasonOf(await t.call('GET', '/agents/me/internal-accounts', undefined, none.h), 'VIEW_TRANSACTIONS', 401);
     // CREATE_QUOTES.
     expect((await t.call('POST', '/agents/me/quotes', quoteRequest(a.src, a.ext, 1_000), a.h)).statusCode).toBe(201);
     reasonOf(await t.call('POST', '/agents/me/quotes', quoteRequest(none.src, none.ext, 1_000), none.h), 'CREATE_QUOTES');
@@ -216,14 +216,14 @@ describe(`agents (${STORE})`, () => {
     // MANAGE_EXTERNAL_ACCOUNTS: list, get, create, delete.
     expect((await t.call('GET', '/agents/me/external-accounts', undefined, a.h)).statusCode).toBe(200);
     expect((await t.call('GET', `/agents/me/external-accounts/${a.ext}`, undefined, a.h)).statusCode).toBe(200);
-    reasonOf(await t.call('GET', '/agents/me/external-accounts', undefined, none.h), 'MANAGE_EXTERNAL_ACCOUNTS');
-    reasonOf(await t.call('GET', `/agents/me/external-accounts/${none.ext}`, undefined, none.h), 'MANAGE_EXTERNAL_ACCOUNTS');
+    reasonOf(await t.call('GET', '/agents/me/external-accounts', undefined, none.h), 'MANAGE_EXTERNAL_ACCOUNTS', 401);
+    reasonOf(await t.call('GET', `/agents/me/external-accounts/${none.ext}`, undefined, none.h), 'MANAGE_EXTERNAL_ACCOUNTS', 401);
     const body = { currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '987654321', routingNumber: '021000021', bankName: 'B', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Al Agent' } } };
     const made = await t.call('POST', '/agents/me/external-accounts', body, a.h);
     expect(made.statusCode, made.body).toBe(201);
     expect(made.json()).toMatchObject({ customerId: a.customerId });
-    reasonOf(await t.call('POST', '/agents/me/external-accounts', body, none.h), 'MANAGE_EXTERNAL_ACCOUNTS');
-    reasonOf(await t.call('DELETE', `/agents/me/external-accounts/${none.ext}`, undefined, none.h), 'MANAGE_EXTERNAL_ACCOUNTS');
+    reasonOf(await t.call('POST', '/agents/me/external-accounts', body, none.h), 'MANAGE_EXTERNAL_ACCOUNTS', 401);
+    reasonOf(await t.call('DELETE', `/agents/me/external-accounts/${none.ext}`, undefined, none.h), 'MANAGE_EXTERNAL_ACCOUNTS', 401);
     const id = (made.json() as { id: string }).id;
     expect((await t.call('DELETE', `/agents/me/external-accounts/${id}`, undefined, a.h)).statusCode).toBe(204);
     envelope(await t.call('GET', `/agents/me/external-accounts/${id}`, undefined, a.h), 404, 'REFERENCE_NOT_FOUND');
@@ -514,7 +514,8 @@ describe(`agents (${STORE})`, () => {
     expect((await t.call('GET', '/agents/me/transactions', undefined, a.h)).statusCode).toBe(200);
     const paused = await t.call('PATCH', `/agents/${a.agentId}`, { isPaused: true, name: 'Renamed' });
     expect(paused.json()).toMatchObject({ isPaused: true, name: 'Renamed' });
-    expect(envelope(await t.call('GET', '/agents/me/transactions', undefined, a.h), 403, 'FORBIDDEN').details?.reason).toBe('AGENT_PAUSED');
+    // agentListTransactions declares no 403: the refusal is a 401 with the same reason.
+    expect(envelope(await t.call('GET', '/agents/me/transactions', undefined, a.h), 401, 'UNAUTHORIZED').details?.reason).toBe('AGENT_PAUSED');
     expect(envelope(await transferOut(a.h, a.src, a.ext, 100), 403, 'FORBIDDEN').details?.reason).toBe('AGENT_PAUSED');
     expect(((await t.call('GET', '/agents/me', undefined, a.h)).json() as { isPaused: boolean }).isPaused).toBe(true);
     const audit = (await t.call('GET', `/agents/${a.agentId}/audit`)).json() as { data: Array<{ decision: string; reason: string; operation: string }> };
@@ -545,9 +546,11 @@ describe(`agents (${STORE})`, () => {
     envelope(await t.call('GET', `/agents/me/actions/${bAction.id}`, undefined, a.h), 404, 'REFERENCE_NOT_FOUND');
     envelope(await transferOut(a.h, b.src, a.ext, 100), 404, 'REFERENCE_NOT_FOUND');
     envelope(await transferOut(a.h, a.src, b.ext, 100), 404, 'REFERENCE_NOT_FOUND');
-    envelope(await t.call('POST', '/agents/me/quotes', quoteRequest(b.src, a.ext, 100), a.h), 404, 'REFERENCE_NOT_FOUND');
-    envelope(await t.call('POST', '/agents/me/quotes', quoteRequest(a.src, b.ext, 100), a.h), 404, 'REFERENCE_NOT_FOUND');
-    envelope(await t.call('POST', '/agents/me/external-accounts', { customerId: b.customerId, currency: 'USD', accountInfo: {} }, a.h), 404, 'USER_NOT_FOUND');
+    // Creates that declare no 404 name the field instead (400 INVALID_INPUT).
+    const named = (res: Awaited<ReturnType<TestApp['call']>>) => (envelope(res, 400, 'INVALID_INPUT').details?.errors as Array<{ field: string }>).map((e) => e.field);
+    expect(named(await t.call('POST', '/agents/me/quotes', quoteRequest(b.src, a.ext, 100), a.h))).toEqual(['source.accountId']);
+    expect(named(await t.call('POST', '/agents/me/quotes', quoteRequest(a.src, b.ext, 100), a.h))).toEqual(['destination.accountId']);
+    expect(named(await t.call('POST', '/agents/me/external-accounts', { customerId: b.customerId, currency: 'USD', accountInfo: {} }, a.h))).toEqual(['customerId']);
     envelope(await t.call('POST', `/agents/${a.agentId}/actions/${bAction.id}/approve`), 404, 'REFERENCE_NOT_FOUND');
 
     // Another platform sees none of it.
@@ -557,7 +560,7 @@ describe(`agents (${STORE})`, () => {
     envelope(await t.call('PATCH', `/agents/${a.agentId}/policy`, { permissions: [] }, other), 404, 'REFERENCE_NOT_FOUND');
     envelope(await t.call('POST', `/agents/${a.agentId}/device-codes`, undefined, other), 404, 'REFERENCE_NOT_FOUND');
     envelope(await t.call('POST', `/agents/${b.agentId}/actions/${bAction.id}/reject`, {}, other), 404, 'REFERENCE_NOT_FOUND');
-    envelope(await t.call('POST', '/agents', { name: 'X', customerId: a.customerId, policy: policy() }, other), 404, 'USER_NOT_FOUND');
+    expect(envelope(await t.call('POST', '/agents', { name: 'X', customerId: a.customerId, policy: policy() }, other), 400, 'INVALID_INPUT').details?.errors).toEqual([expect.objectContaining({ field: 'customerId' })]);
     expect(((await t.call('GET', '/agents', undefined, other)).json() as { data: unknown[] }).data).toEqual([]);
     expect(((await t.call('GET', '/agents/approvals', undefined, other)).json() as { data: unknown[] }).data).toEqual([]);
     expect(((await t.call('GET', `/agents/${a.agentId}`)).json() as { isPaused: boolean }).isPaused).toBe(false);
@@ -593,14 +596,15 @@ describe(`agents (${STORE})`, () => {
     await assertLedgerInvariants(t.store);
   });
 
-  it('refuses bad input with every invalid field, and unknown ids with 404', async () => {
+  it('refuses bad input with every invalid field, and unknown ids with 404 (400 naming the field on a create that declares no 404)', async () => {
     const c = await newCustomer(t, ['USD']);
     const bad = envelope(await t.call('POST', '/agents', { name: '', customerId: c.id, policy: { permissions: ['FLY'], defaultExecutionMode: 'SOMETIMES' } }), 400, 'INVALID_INPUT');
     const fields = (bad.details?.errors as Array<{ field: string }>).map((e) => e.field);
     expect(fields).toEqual(expect.arrayContaining(['name', 'policy.permissions.0', 'policy.defaultExecutionMode', 'policy.spendingLimits']));
     const cur = envelope(await t.call('POST', '/agents', { name: 'A', customerId: c.id, policy: policy({ spendingLimits: { currency: 'XYZ', perTransactionLimit: 1 } }) }), 400, 'INVALID_INPUT');
     expect(cur.details?.errors).toEqual([expect.objectContaining({ field: 'policy.spendingLimits.currency' })]);
-    envelope(await t.call('POST', '/agents', { name: 'A', customerId: 'Customer:00000000-0000-7000-8000-000000000000', policy: policy() }), 404, 'USER_NOT_FOUND');
+    // createAgent declares no 404: an unknown customer is 400 naming customerId.
+    expect(envelope(await t.call('POST', '/agents', { name: 'A', customerId: 'Customer:00000000-0000-7000-8000-000000000000', policy: policy() }), 400, 'INVALID_INPUT').details?.errors).toEqual([expect.objectContaining({ field: 'customerId' })]);
     envelope(await t.call('PATCH', '/agents/Agent:00000000-0000-7000-8000-000000000000', { name: 'x' }), 404, 'REFERENCE_NOT_FOUND');
     envelope(await t.call('PATCH', '/agents/nope', {}), 400, 'INVALID_INPUT');
     const a = await setup();

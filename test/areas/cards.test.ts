@@ -232,11 +232,12 @@ describe(`cards (${STORE})`, () => {
       expect((await t.call('GET', `/cards?cardholderId=${c.id}`)).json()).toMatchObject({ data: [], totalCount: 0 });
     });
 
-    it('an unknown cardholder, or another platform’s, is 404 USER_NOT_FOUND', async () => {
-      envelope(await t.call('POST', '/cards', { cardholderId: 'Customer:019542f5-b3e7-7d02-8000-000000000001', form: 'VIRTUAL', fundingSources: ['InternalAccount:x'] }), 404, 'USER_NOT_FOUND');
+    it('an unknown cardholder, or another platform’s, is 400 INVALID_INPUT naming cardholderId (createCard declares no 404)', async () => {
+      const fields = (res: Awaited<ReturnType<typeof t.call>>) => (envelope(res, 400, 'INVALID_INPUT').details!.errors as Array<{ field: string }>).map((e) => e.field);
+      expect(fields(await t.call('POST', '/cards', { cardholderId: 'Customer:019542f5-b3e7-7d02-8000-000000000001', form: 'VIRTUAL', fundingSources: ['InternalAccount:x'] }))).toEqual(['cardholderId']);
       const other = await otherPlatformAuth(t);
       const c = await newCustomer(t, ['USD'], { headers: other });
-      envelope(await t.call('POST', '/cards', { cardholderId: c.id, form: 'VIRTUAL', fundingSources: [c.accounts.USD!.id] }), 404, 'USER_NOT_FOUND');
+      expect(fields(await t.call('POST', '/cards', { cardholderId: c.id, form: 'VIRTUAL', fundingSources: [c.accounts.USD!.id] }))).toEqual(['cardholderId']);
     });
 
     it('an invalid body lists every invalid field', async () => {
@@ -498,7 +499,7 @@ describe(`cards (${STORE})`, () => {
       await assertCardLedger();
     });
 
-    it('a deleted cardholder is 410; a funding source not ACTIVE is ACCOUNT_CLOSED; a CLOSED card has nothing to reveal', async () => {
+    it('a deleted cardholder is 400 naming cardholderId (createCard declares no 404); a funding source not ACTIVE is ACCOUNT_CLOSED; a CLOSED card has nothing to reveal', async () => {
       const h = await cardholder(0);
       const card = await issue(h, { platformCardId: 'gone-100' });
       await t.call('PATCH', `/cards/${card.id}`, { state: 'CLOSED' });
@@ -507,7 +508,8 @@ describe(`cards (${STORE})`, () => {
       const e = envelope(await t.call('POST', '/cards', { cardholderId: h.id, form: 'VIRTUAL', fundingSources: [h.account] }), 400, 'FUNDING_SOURCE_INELIGIBLE');
       expect(e.details).toMatchObject({ reason: 'ACCOUNT_CLOSED' });
       expect((await t.call('DELETE', `/customers/${h.id}`)).statusCode).toBeLessThan(300);
-      envelope(await t.call('POST', '/cards', { cardholderId: h.id, form: 'VIRTUAL', fundingSources: [h.account] }), 410, 'CUSTOMER_DELETED');
+      const gone = envelope(await t.call('POST', '/cards', { cardholderId: h.id, form: 'VIRTUAL', fundingSources: [h.account] }), 400, 'INVALID_INPUT');
+      expect(gone.details).toEqual({ errors: [{ field: 'cardholderId', message: expect.stringMatching(/deleted customer/) }] });
     });
   });
 

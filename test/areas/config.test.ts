@@ -404,7 +404,8 @@ describe(`platform configuration (${STORE})`, () => {
       const { clientId, clientSecret } = created.json();
       const auth = basic(clientId, clientSecret);
       const before = await getConfig();
-      const e = envelope(await patch({ umaDomain: 'viewer.example.com' }, { authorization: auth }), 403, 'FORBIDDEN');
+      // updatePlatformConfig declares no 403: the missing permission is a 401 naming it.
+      const e = envelope(await patch({ umaDomain: 'viewer.example.com' }, { authorization: auth }), 401, 'UNAUTHORIZED');
       expect(e.details?.required).toBe('MANAGE');
       expect(await getConfig()).toEqual(before);
       const read = await t.call('GET', '/config', undefined, { authorization: auth });

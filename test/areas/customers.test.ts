@@ -609,7 +609,7 @@ describe(`PATCH and DELETE /customers/{id} (${STORE})`, () => {
     expect(updated.kybStatus).toBe('UNVERIFIED');
   });
 
-  it('deletes softly: 200 with isDeleted, then 410 on PATCH and DELETE, still readable, listed only on request', async () => {
+  it('deletes softly: 200 with isDeleted, then 404 on PATCH and 410 on DELETE, still readable, listed only on request', async () => {
     const c = await create(t, individual({ platformCustomerId: 'to-delete' }));
     t.clock.advance(1_000);
     const res = await t.call('DELETE', `/customers/${c.id}`);
@@ -618,7 +618,8 @@ describe(`PATCH and DELETE /customers/{id} (${STORE})`, () => {
     expect(deleted).toEqual({ ...c, isDeleted: true, updatedAt: new Date(t.clock.nowMs()).toISOString() });
 
     envelope(await t.call('DELETE', `/customers/${c.id}`), 410, 'CUSTOMER_DELETED');
-    envelope(await t.call('PATCH', `/customers/${c.id}`, { customerType: 'INDIVIDUAL', fullName: 'Ghost' }), 410, 'CUSTOMER_DELETED');
+    // updateCustomerById declares no 410: a deleted customer is one that is not found.
+    envelope(await t.call('PATCH', `/customers/${c.id}`, { customerType: 'INDIVIDUAL', fullName: 'Ghost' }), 404, 'USER_NOT_FOUND');
     expect(await get(t, c.id)).toEqual(deleted);
 
     expect((await list(t, 'platformCustomerId=to-delete')).data).toEqual([]);
@@ -736,12 +737,13 @@ describe(`permissions (${STORE})`, () => {
     expect((await t.call('GET', '/customers/end-user-terms', undefined, view)).statusCode).toBe(200);
   });
 
-  it('refuses a VIEW-only token every change with 403 FORBIDDEN', async () => {
-    envelope(await t.call('POST', '/customers', individual(), view), 403, 'FORBIDDEN');
-    envelope(await t.call('PATCH', `/customers/${c.id}`, { customerType: 'INDIVIDUAL', fullName: 'Changed' }, view), 403, 'FORBIDDEN');
-    envelope(await t.call('DELETE', `/customers/${c.id}`, undefined, view), 403, 'FORBIDDEN');
+  it('refuses a VIEW-only token every change with 401 (these operations declare no 403), naming the permission', async () => {
+    const e = envelope(await t.call('POST', '/customers', individual(), view), 401, 'UNAUTHORIZED');
+    expect(e.details).toEqual({ required: 'MANAGE', granted: ['VIEW'], reason: 'This API token lacks the MANAGE permission' });
+    envelope(await t.call('PATCH', `/customers/${c.id}`, { customerType: 'INDIVIDUAL', fullName: 'Changed' }, view), 401, 'UNAUTHORIZED');
+    envelope(await t.call('DELETE', `/customers/${c.id}`, undefined, view), 401, 'UNAUTHORIZED');
     // Even an invalid body is refused for the permission first.
-    envelope(await t.call('POST', '/customers', { customerType: 'ROBOT' }, view), 403, 'FORBIDDEN');
+    envelope(await t.call('POST', '/customers', { customerType: 'ROBOT' }, view), 401, 'UNAUTHORIZED');
     expect(await get(t, c.id)).toEqual(c);
     expect(await count(t)).toBe(1);
   });

@@ -395,13 +395,13 @@ describe(`payment outcomes (${STORE})`, () => {
       expect(await t.store.db.selectFrom('quotes').select('id').execute()).toHaveLength(before.length);
     });
 
-    it('needs the lookup: missing → 400, unknown → 404 LOOKUP_REQUEST_NOT_FOUND, another address → 400; a currency the receiver lacks → 400', async () => {
+    it('needs the lookup: missing → 400, unknown → 400 naming lookupId (createQuote declares no 404), another address → 400; a currency the receiver lacks → 400', async () => {
       const u = await umaQuote('$success.eur');
       const { lookupId, ...noLookup } = u.body;
       void lookupId;
       const missing = envelope(await t.call('POST', '/quotes', noLookup), 400, 'INVALID_INPUT');
       expect(JSON.stringify(missing.details)).toContain('lookupId');
-      envelope(await t.call('POST', '/quotes', { ...u.body, lookupId: 'Lookup:01900000-0000-7000-8000-000000000000' }), 404, 'LOOKUP_REQUEST_NOT_FOUND');
+      expect(envelope(await t.call('POST', '/quotes', { ...u.body, lookupId: 'Lookup:01900000-0000-7000-8000-000000000000' }), 400, 'INVALID_INPUT').details?.errors).toEqual([expect.objectContaining({ field: 'lookupId' })]);
       envelope(await t.call('POST', '/quotes', { ...u.body, destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$success.usd@sandbox.uma.money' } }), 400, 'INVALID_INPUT');
       envelope(await t.call('POST', '/quotes', { ...u.body, destination: { ...u.body.destination, currency: 'JPY' } }), 400, 'INVALID_CURRENCY');
       envelope(await t.call('POST', '/quotes', { ...u.body, destination: { destinationType: 'UMA_ADDRESS', umaAddress: 'not-an-address' } }), 400, 'INVALID_UMA_ADDRESS');

@@ -352,7 +352,7 @@ describe(`quotes from a lookup priced in another currency (${STORE})`, () => {
     expect([q.sendingCurrency.code, q.receivingCurrency.code, q.totalSendingAmount, q.totalReceivingAmount]).toEqual(['EUR', 'USD', 10_000, Number(receivingFor(10_000n, fxMinor('EUR', 'USD'), NO_FEE))]);
   });
 
-  it('still refused: a lookup of another receiver (400) or of another platform (404)', async () => {
+  it('still refused: a lookup of another receiver or of another platform (400 on lookupId)', async () => {
     const c = await newCustomer(t, ['USD', 'EUR']);
     const a = await eurExternal(t, c.id);
     const b = await usdExternal(t, c.id);
@@ -371,7 +371,9 @@ describe(`quotes from a lookup priced in another currency (${STORE})`, () => {
     const ext = await t.call('POST', '/customers/external-accounts', { customerId: ocId, currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013000', swiftCode: 'COBADEFF', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Rita Receiver', countryOfResidence: 'US' } } }, auth);
     expect(ext.statusCode, ext.body).toBe(201);
     const elsewhere = await t.call('POST', '/quotes', quoteRequest(accounts.data[0]!.id, (ext.json() as { id: string }).id, 10_000, { lookupId }), auth);
-    envelope(elsewhere, 404, 'LOOKUP_REQUEST_NOT_FOUND');
+    // POST /quotes declares no 404: a lookup that is not this platform's is 400 on lookupId (docs/decisions.md, "Declared statuses only").
+    const refused = envelope(elsewhere, 400, 'INVALID_INPUT');
+    expect(refused.details).toMatchObject({ errors: [{ field: 'lookupId' }] });
   });
 
   it('a lookup made for another sender serves the quote, priced from the quote\'s own source', async () => {

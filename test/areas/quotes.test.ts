@@ -237,7 +237,10 @@ describe(`quotes (${STORE})`, () => {
       const lookup = await t.call('GET', `/receiver/external-account/${encodeURIComponent(a)}?customerId=${encodeURIComponent(c.id)}`);
       const lookupId = (lookup.json() as { lookupId: string }).lookupId;
       envelope(await quote(quoteRequest(c.accounts.USD!.id, b, 1_000, { lookupId })), 400, 'INVALID_INPUT');
-      envelope(await quote(quoteRequest(c.accounts.USD!.id, b, 1_000, { lookupId: 'Lookup:01890000-0000-7000-8000-000000000000' })), 404, 'LOOKUP_REQUEST_NOT_FOUND');
+      // createQuote declares no 404: an unknown lookup is 400 naming lookupId.
+      expect(envelope(await quote(quoteRequest(c.accounts.USD!.id, b, 1_000, { lookupId: 'Lookup:01890000-0000-7000-8000-000000000000' })), 400, 'INVALID_INPUT').details!.errors).toEqual([
+        { field: 'lookupId', message: expect.stringMatching(/Lookup .* not found/) },
+      ]);
       const rail = await quote({ ...quoteRequest(c.accounts.USD!.id, b, 1_000), destination: { destinationType: 'ACCOUNT', accountId: b, paymentRail: 'SEPA' } });
       expect(JSON.stringify(envelope(rail, 400, 'INVALID_INPUT').details)).toContain('destination.paymentRail');
       const wire = await created({ ...quoteRequest(c.accounts.USD!.id, b, 1_000), destination: { destinationType: 'ACCOUNT', accountId: b, paymentRail: 'WIRE' } });
@@ -297,17 +300,18 @@ describe(`quotes (${STORE})`, () => {
       envelope(await quote(quoteRequest(c.accounts.USD!.id, dest, 100)), 400, 'EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED');
     });
 
-    it('404 for unknown or another platform’s accounts and quotes', async () => {
+    it('404 for unknown or another platform’s quotes; 400 naming the field for accounts in a create (createQuote declares no 404)', async () => {
       const c = await newCustomer(t, ['USD']);
       const dest = await usdExternal(t, c.id);
-      envelope(await quote(quoteRequest('InternalAccount:01890000-0000-7000-8000-000000000000', dest, 1_000)), 404, 'REFERENCE_NOT_FOUND');
-      envelope(await quote(quoteRequest(c.accounts.USD!.id, 'ExternalAccount:01890000-0000-7000-8000-000000000000', 1_000)), 404, 'REFERENCE_NOT_FOUND');
+      const named = (res: Awaited<ReturnType<typeof quote>>) => (envelope(res, 400, 'INVALID_INPUT').details!.errors as Array<{ field: string }>).map((e) => e.field);
+      expect(named(await quote(quoteRequest('InternalAccount:01890000-0000-7000-8000-000000000000', dest, 1_000)))).toEqual(['source.accountId']);
+      expect(named(await quote(quoteRequest(c.accounts.USD!.id, 'ExternalAccount:01890000-0000-7000-8000-000000000000', 1_000)))).toEqual(['destination.accountId']);
       envelope(await t.call('GET', '/quotes/Quote:01890000-0000-7000-8000-000000000000'), 404, 'QUOTE_NOT_FOUND');
       envelope(await t.call('GET', '/quotes/nonsense'), 404, 'QUOTE_NOT_FOUND');
       const q = await created(quoteRequest(c.accounts.USD!.id, dest, 1_000));
       const other = await otherPlatformAuth(t);
       envelope(await t.call('GET', `/quotes/${encodeURIComponent(q.id)}`, undefined, other), 404, 'QUOTE_NOT_FOUND');
-      envelope(await quote(quoteRequest(c.accounts.USD!.id, dest, 1_000), other), 404, 'REFERENCE_NOT_FOUND');
+      expect(named(await quote(quoteRequest(c.accounts.USD!.id, dest, 1_000), other))).toEqual(['source.accountId']);
       envelope(await execute(q.id, other), 404, 'QUOTE_NOT_FOUND');
     });
 

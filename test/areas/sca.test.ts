@@ -568,10 +568,14 @@ describe(`strong customer authentication (${STORE})`, () => {
     expect((await execute(pq)).json().status).toBe('PROCESSING');
     expect(envelope(await authorize(pq), 409, 'CONFLICT').details).toMatchObject({ reason: 'SCA_NOT_REQUIRED' });
 
-    // A deleted customer: 410.
+    // A deleted customer: not found, as the operation declares (404, no 410).
     const gone = await customer('PT');
+    const goneExt = await eurExternal(t, gone.id);
     expect((await t.call('DELETE', `/customers/${enc(gone.id)}`)).statusCode).toBeLessThan(300);
-    envelope(await sca('GET', '/factors', gone.id), 410, 'CUSTOMER_DELETED');
+    envelope(await sca('GET', '/factors', gone.id), 404, 'USER_NOT_FOUND');
+    // The trust routes too: the beneficiary's customer is not found.
+    envelope(await t.call('POST', `/customers/external-accounts/${enc(goneExt)}/trust`), 404, 'USER_NOT_FOUND');
+    envelope(await t.call('POST', `/customers/external-accounts/${enc(goneExt)}/untrust/confirm`, { code: CODE }), 404, 'USER_NOT_FOUND');
     await assertLedgerInvariants(t.store);
   });
   it('a lock from wrong codes also refuses trust confirmation, and lapses after its 15 minutes', async () => {

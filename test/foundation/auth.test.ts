@@ -155,10 +155,11 @@ describe(`permissions (${STORE})`, () => {
   });
   afterAll(async () => t.close());
 
+  // Token and config operations declare no 403: the missing permission is a 401 that names it.
   function forbidden(res: Parameters<typeof envelope>[0], required: string, granted: string[]): void {
-    const e = envelope(res, 403, 'FORBIDDEN');
+    const e = envelope(res, 401, 'UNAUTHORIZED');
     expect(e.message).toContain(required);
-    expect(e.details).toEqual({ required, granted });
+    expect(e.details).toEqual({ required, granted, reason: e.message });
   }
 
   it('VIEW reads config and tokens', async () => {

@@ -180,11 +180,15 @@ describe(`error envelope (${STORE})`, () => {
       expect(res.body).not.toContain('wrong-secret-value');
     });
 
-    it('answers a missing permission with 403 FORBIDDEN', async () => {
-      const e = expectEnvelope(await t.call('POST', '/tokens', { name: 'x', permissions: ['VIEW'] }, { authorization: viewAuth }), 403, 'FORBIDDEN');
+    it('answers a missing permission with 403 FORBIDDEN where the operation declares 403, else 401 UNAUTHORIZED naming it', async () => {
+      const e = expectEnvelope(await t.call('POST', '/tokens', { name: 'x', permissions: ['VIEW'] }, { authorization: viewAuth }), 401, 'UNAUTHORIZED');
       expect(e.details?.required).toBe('MANAGE');
       expect(e.details?.granted).toEqual(['VIEW']);
-      expectEnvelope(await t.call('PATCH', '/config', { umaDomain: 'a.example.com' }, { authorization: viewAuth }), 403, 'FORBIDDEN');
+      expect(e.details?.reason).toBe('This API token lacks the MANAGE permission');
+      expectEnvelope(await t.call('PATCH', '/config', { umaDomain: 'a.example.com' }, { authorization: viewAuth }), 401, 'UNAUTHORIZED');
+      // createQuote declares 403 (the reference's FORBIDDEN: insufficient permissions).
+      const q = expectEnvelope(await t.call('POST', '/quotes', {}, { authorization: viewAuth }), 403, 'FORBIDDEN');
+      expect(q.details).toEqual({ required: 'TRANSACT', granted: ['VIEW'] });
     });
   });
 });

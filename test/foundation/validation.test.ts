@@ -378,6 +378,8 @@ describe(`request validation over HTTP (${STORE})`, () => {
     const created = await t.call('POST', '/tokens', { name: 'viewer', permissions: ['VIEW'] });
     const auth = basic(created.json().clientId, created.json().clientSecret);
     const res = await t.call('PATCH', '/config', { webhookEndpoint: 'not a url' }, { authorization: auth });
-    expect(res.statusCode).toBe(403);
+    // updatePlatformConfig declares no 403: 401 naming the missing permission.
+    expect(res.statusCode).toBe(401);
+    expect(res.json().details.required).toBe('MANAGE');
   });
 });

@@ -6,6 +6,7 @@ import { findCurrency } from '../../kernel/currencies.js';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { ApiError, apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
+import { missingReference, referencedBy } from '../../kernel/references.js';
 import { emitEvent } from '../../kernel/events.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
 import { isIdOf, newId } from '../../kernel/ids.js';
@@ -233,7 +234,7 @@ async function issueDeviceCode(trx: Db, agent: AgentRow, now: Now): Promise<Devi
 /** POST /agents: the agent and its first device code. */
 export async function createAgent(store: Store, platform: PlatformRow, now: Now, body: AgentCreateRequest) {
   const customer = isIdOf('Customer', body.customerId) ? await findCustomer(store.db, platform.id, body.customerId) : undefined;
-  if (!customer || customer.is_deleted === 1) throw notFound('USER_NOT_FOUND', 'Customer', body.customerId);
+  if (!customer || customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', body.customerId, 'customerId', customer?.is_deleted === 1);
   const errors = await policyErrors(store.db, platform.id, customer.id, body.policy, 'policy.');
   if (errors.length > 0) throw invalidInput(errors);
   return store.db.transaction().execute(async (trx) => {
@@ -553,7 +554,7 @@ export async function prepareExternalAccountBody(store: Store, auth: AuthContext
   if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
     const b = body as Record<string, unknown>;
     if (b.customerId === undefined) b.customerId = agent.customer_id;
-    else if (b.customerId !== agent.customer_id) throw notFound('USER_NOT_FOUND', 'Customer', String(b.customerId));
+    else if (b.customerId !== agent.customer_id) throw missingReference('USER_NOT_FOUND', 'Customer', String(b.customerId), 'customerId');
   }
   return agent;
 }
@@ -578,7 +579,7 @@ export async function getMyAction(db: Kysely<DB>, auth: AuthContext, id: string,
 
 // ---- Agent operations: quotes ------------------------------------------------------------------
 
-/** Every account a quote request names must be the agent's customer's (else 404, as for an unknown id). */
+/** Every account a quote request names must be the agent's customer's (else missing, as an unknown id: kernel/references.ts). */
 async function bindQuoteRequest(db: Db, agent: AgentRow, body: QuoteRequest): Promise<{ body: QuoteRequest; internalAccountId: string | null }> {
   const src = body.source as { sourceType: string; accountId?: string; customerId?: string };
   if (src.sourceType === 'REALTIME_FUNDING') {
@@ -586,22 +587,22 @@ async function bindQuoteRequest(db: Db, agent: AgentRow, body: QuoteRequest): Pr
     // could evaluate (permission, limits, approval) would ever stand between it and the payout.
     throw invalidInput([{ field: 'source.sourceType', message: 'REALTIME_FUNDING is not accepted from an agent: an agent pays from its customer\'s internal account (sourceType ACCOUNT), where its policy decides each execution' }]);
   }
-  if (src.customerId !== undefined && src.customerId !== agent.customer_id) throw notFound('USER_NOT_FOUND', 'Customer', src.customerId);
+  if (src.customerId !== undefined && src.customerId !== agent.customer_id) throw missingReference('USER_NOT_FOUND', 'Customer', src.customerId, 'source.customerId');
   let internalAccountId: string | null = null;
-  const own = async (id: string) => {
+  const own = async (id: string, field: string) => {
     if (isIdOf('InternalAccount', id)) {
-      const row = await requireInternalAccount(db, agent.platform_id, id);
-      if (row.customer_id !== agent.customer_id) throw notFound('REFERENCE_NOT_FOUND', 'Internal account', id);
+      const row = await referencedBy(field, requireInternalAccount(db, agent.platform_id, id));
+      if (row.customer_id !== agent.customer_id) throw missingReference('REFERENCE_NOT_FOUND', 'Internal account', id, field);
       internalAccountId ??= id;
     } else if (isIdOf('ExternalAccount', id)) {
-      await requireMyExternalAccount(db, agent, id);
+      await referencedBy(field, requireMyExternalAccount(db, agent, id));
     } else {
-      throw notFound('REFERENCE_NOT_FOUND', 'Account', id);
+      throw missingReference('REFERENCE_NOT_FOUND', 'Account', id, field);
     }
   };
-  if (src.sourceType === 'ACCOUNT' && src.accountId !== undefined) await own(src.accountId);
+  if (src.sourceType === 'ACCOUNT' && src.accountId !== undefined) await own(src.accountId, 'source.accountId');
   const dst = body.destination as { destinationType: string; accountId?: string };
-  if (dst.destinationType === 'ACCOUNT' && dst.accountId !== undefined) await own(dst.accountId);
+  if (dst.destinationType === 'ACCOUNT' && dst.accountId !== undefined) await own(dst.accountId, 'destination.accountId');
   return { body, internalAccountId };
 }
 

@@ -1,7 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
-import { apiError, FieldErrors, notFound } from '../../kernel/errors.js';
+import { FieldErrors, notFound } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { newId } from '../../kernel/ids.js';
 import type { Sealer } from '../../kernel/sealed.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
@@ -78,7 +79,7 @@ export async function createOwner(deps: OwnerDeps, platform: PlatformRow, at: st
   }
   checkPersonalInfo(body.personalInfo, undefined, errors);
   errors.throwIfAny();
-  if (customer.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${body.customerId} was deleted`);
+  if (customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', body.customerId, 'customerId', true);
 
   return effectTransaction(store.db, async (trx) => {
     // Read the business's status under its row lock, so an owner added while the

@@ -65,7 +65,7 @@ export const cardsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Issues a VIRTUAL debit card to an APPROVED cardholder (else 400 CARDHOLDER_KYC_NOT_APPROVED), bound to its internal accounts (else 400 FUNDING_SOURCE_INELIGIBLE). ' +
           'The sandbox issuer answers by the last 3 characters of platformCardId (or cardholderId): 001 stays PROCESSING, 002 CLOSED (ISSUER_REJECTED), 005 ACTIVE after about 30 s, any other ACTIVE at once; each activation or rejection sends CARD.STATE_CHANGE.',
         body: CardCreateRequest,
-        response: { 201: Card, ...errorResponses(404, 410) },
+        response: { 201: Card, ...errorResponses() },
       },
     },
     async (req, reply) => reply.code(201).send(await issueCard(deps, authOf(req).platform.id, nowOf(req, clock), req.body)),

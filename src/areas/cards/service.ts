@@ -4,6 +4,7 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { iso } from '../../kernel/clock.js';
 import { apiError, invalidInput, notFound, type FieldError } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { emitEvent } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
 import type { JobContext, JobQueue } from '../../kernel/jobs.js';
@@ -144,8 +145,7 @@ export async function issueCard(deps: CardDeps, platformId: string, now: Now, bo
   if (errors.length > 0) throw invalidInput(errors);
   return deps.store.db.transaction().execute(async (trx) => {
     const customer = await findCustomer(trx, platformId, body.cardholderId);
-    if (!customer) throw notFound('USER_NOT_FOUND', 'Customer', body.cardholderId);
-    if (customer.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${body.cardholderId} was deleted`);
+    if (!customer || customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', body.cardholderId, 'cardholderId', customer?.is_deleted === 1);
     if (customer.status !== 'APPROVED') {
       throw apiError(400, 'CARDHOLDER_KYC_NOT_APPROVED', `Cardholder ${customer.id} has KYC status ${customer.status}; a card is issued only to an APPROVED cardholder`, {
         cardholderId: customer.id,

@@ -29,7 +29,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
                 operationId: 'updatePlatformConfig',
         summary: 'Update platform configuration',
         body: PlatformConfigUpdateRequest,
-        response: { 200: PlatformConfig, ...errorResponses(403, 501) },
+        response: { 200: PlatformConfig, ...errorResponses(501) },
       },
     },
     async (req) => {

@@ -30,7 +30,7 @@ export const contactVerificationRoutes: FastifyPluginAsyncTypebox = async (app) 
             `verification (they carry \`contactVerification\`); otherwise 409, as when the ${noun} is already verified or absent. ` +
             'In the sandbox nothing is sent and the code is always `123456`.',
           params: CustomerIdParams,
-          response: { 204: NoContent, ...errorResponses(404, 409, 410) },
+          response: { 204: NoContent, ...errorResponses(404, 409) },
         },
       },
       async (req, reply) => {
@@ -50,7 +50,7 @@ export const contactVerificationRoutes: FastifyPluginAsyncTypebox = async (app) 
           description: `Submit the code the customer received; \`contactVerification.${channel}\` becomes \`VERIFIED\`. In the sandbox the code is always \`123456\`.`,
           params: CustomerIdParams,
           body: ContactVerificationConfirmRequest,
-          response: { 200: Customer, ...errorResponses(404, 409, 410) },
+          response: { 200: Customer, ...errorResponses(404, 409) },
         },
       },
       async (req) => confirmContactCode(deps, authOf(req).platform.id, nowOf(req, clock).at, req.params.customerId, channel, req.body.code),

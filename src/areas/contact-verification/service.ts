@@ -1,7 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
-import { apiError, invalidInput, notFound } from '../../kernel/errors.js';
+import { apiError, invalidInput } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { customerUnderMandatingProvider } from '../../sandbox/customer-authentication.js';
 import { CONTACT_VERIFICATION_CODE } from '../../sandbox/verification-rules.js';
 import type { Customer } from '../customers/schemas.js';
@@ -40,7 +41,7 @@ function addressOf(row: CustomerRow, channel: Channel): string | null {
 
 const sentKey = (channel: Channel): 'emailCodeSentTo' | 'phoneCodeSentTo' => (channel === 'email' ? 'emailCodeSentTo' : 'phoneCodeSentTo');
 
-/** The customer, under its row lock, with a channel that can still be verified (else 404/409/410). */
+/** The customer, under its row lock, with a channel that can still be verified (else missing, kernel/references.ts, or 409). */
 async function lockChannel(
   trx: Transaction<DB>,
   store: Store,
@@ -49,8 +50,7 @@ async function lockChannel(
   channel: Channel,
 ): Promise<{ row: CustomerRow; cv: StoredContactVerification; address: string }> {
   const row = await findCustomerForUpdate(trx, platformId, customerId, store.kind === 'postgres');
-  if (!row) throw notFound('USER_NOT_FOUND', 'Customer', customerId);
-  if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${customerId} was deleted`);
+  if (!row || row.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', customerId, 'customerId', row?.is_deleted === 1);
   if (!customerUnderMandatingProvider(row) || !row.contact_verification) {
     throw apiError(409, 'CONFLICT', `Customer ${customerId}'s payment provider does not require contact verification${row.region ? ` (region ${row.region})` : ''}`, {
       customerId,

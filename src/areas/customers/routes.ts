@@ -25,7 +25,7 @@ export const customersRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const errors = checkSchema(CustomerCreateRequest, req.body ?? null);
         if (errors.length > 0) await rejectCreateBody(deps, authOf(req).platform, req.body, errors);
       },
-      schema: { tags, operationId: 'createCustomer', summary: 'Create a customer', body: CustomerCreateRequest, response: { 201: Customer, ...errorResponses(403, 409) } },
+      schema: { tags, operationId: 'createCustomer', summary: 'Create a customer', body: CustomerCreateRequest, response: { 201: Customer, ...errorResponses(409) } },
     },
     async (req, reply) => reply.code(201).send(await createCustomer(deps, authOf(req).platform, nowOf(req, clock).at, req.body)),
   );
@@ -69,14 +69,14 @@ export const customersRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const errors = checkSchema(CustomerUpdateRequest, req.body ?? null);
         if (errors.length > 0) await rejectUpdateBody(deps, authOf(req).platform, (req.params as { customerId: string }).customerId, req.body, errors);
       },
-      schema: { tags, operationId: 'updateCustomerById', summary: 'Update a customer', params: CustomerIdParams, body: CustomerUpdateRequest, response: { 200: Customer, ...errorResponses(403, 404, 409, 410, 424) } },
+      schema: { tags, operationId: 'updateCustomerById', summary: 'Update a customer', params: CustomerIdParams, body: CustomerUpdateRequest, response: { 200: Customer, ...errorResponses(404, 409, 424) } },
     },
     async (req) => updateCustomer(deps, authOf(req).platform, nowOf(req, clock).at, req.params.customerId, req.body),
   );
 
   app.delete(
     '/customers/:customerId',
-    { schema: { tags, operationId: 'deleteCustomerById', summary: 'Delete a customer', params: CustomerIdParams, response: { 200: Customer, ...errorResponses(403, 404, 410) } } },
+    { schema: { tags, operationId: 'deleteCustomerById', summary: 'Delete a customer', params: CustomerIdParams, response: { 200: Customer, ...errorResponses(404, 410) } } },
     async (req) => deleteCustomer(store.db, authOf(req).platform.id, nowOf(req, clock).at, req.params.customerId),
   );
 };

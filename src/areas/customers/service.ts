@@ -3,6 +3,7 @@ import type { Store } from '../../kernel/db/connect.js';
 import { isUniqueViolation } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { ApiError, apiError, type FieldConstraint, type FieldError, FieldErrors, invalidInput, notFound } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { emitEvent } from '../../kernel/events.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
 import type { Hooks } from '../../kernel/hooks.js';
@@ -167,7 +168,7 @@ export async function rejectCreateBody(deps: CustomerDeps, platform: PlatformRow
   throw invalidInput(errors.list);
 }
 
-/** The same for an update body; a 400 comes before the customer's 404 or 410, as schema errors always did. Always throws. */
+/** The same for an update body; a 400 comes before the customer's 404 (unknown or deleted), as schema errors always did. Always throws. */
 export async function rejectUpdateBody(deps: CustomerDeps, platform: PlatformRow, id: string, body: unknown, schemaErrors: readonly FieldError[]): Promise<never> {
   const errors = fieldErrorsWith(schemaErrors);
   checkUpdateFields(body, await findCustomer(deps.store.db, platform.id, id), errors, await supportedCurrencies(deps.store.db, platform));
@@ -405,7 +406,7 @@ export async function listCustomers(db: Kysely<DB>, platformId: string, filter: 
 export async function updateCustomer(deps: CustomerDeps, platform: PlatformRow, at: string, id: string, body: CustomerUpdateRequest): Promise<Customer> {
   const { store } = deps;
   const current = await requireCustomer(store.db, platform.id, id);
-  if (current.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${id} was deleted`);
+  if (current.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', id, 'customerId', true);
   const errors = new FieldErrors();
   checkUpdateFields(body, current, errors, await supportedCurrencies(store.db, platform));
   errors.throwIfAny();
@@ -414,7 +415,7 @@ export async function updateCustomer(deps: CustomerDeps, platform: PlatformRow, 
   try {
     return await store.db.transaction().execute(async (trx) => {
       const row = (await findCustomerForUpdate(trx, platform.id, id, store.kind === 'postgres'))!;
-      if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${id} was deleted`); // deleted meanwhile
+      if (row.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', id, 'customerId', true); // deleted meanwhile
       const patch: Parameters<typeof updateCustomerRow>[2] = { updated_at: at };
       if (body.platformCustomerId !== undefined && body.platformCustomerId !== row.platform_customer_id) {
         if (await activePlatformCustomerIdTaken(trx, platform.id, body.platformCustomerId, id)) {

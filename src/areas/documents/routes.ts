@@ -43,7 +43,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           `JPEG, PNG and PDF are accepted, recognised by the file's content (not its name or declared type); at most ${MAX_DOCUMENT_BYTES} bytes (10 MB).`,
         consumes: ['multipart/form-data'],
         body: DocumentUploadForm,
-        response: { 201: Document, ...errorResponses(404, 410) },
+        response: { 201: Document, ...errorResponses(404) },
       },
     },
     async (req, reply) => reply.code(201).send(await uploadDocument(deps, authOf(req).platform.id, nowOf(req, clock).at, await readMultipartForm(req, { rejectOversized: true }))),

@@ -7,6 +7,7 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { DEFAULT_DOCUMENT_QUOTA_BYTES } from '../../config.js';
 import { apiError, type FieldError, FieldErrors, notFound } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
 import { checkSchema } from '../../kernel/validation.js';
@@ -149,11 +150,11 @@ function collectForm<T>(form: MultipartForm, schema: TSchema): { errors: FieldEr
   return { errors, fields: values as T, file: checked };
 }
 
-/** 404 for a holder that is not this platform's; 410 for a deleted customer. */
+/** 404 for a holder that is not this platform's or a deleted customer. */
 async function requireHolder(db: Kysely<DB>, platformId: string, holderId: string): Promise<void> {
   const holder = await findHolder(db, platformId, holderId);
   if (!holder) throw notFound(holderId.startsWith('Customer:') ? 'USER_NOT_FOUND' : 'REFERENCE_NOT_FOUND', 'Document holder', holderId);
-  if (holder.kind === 'customer' && holder.deleted) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${holderId} was deleted`);
+  if (holder.kind === 'customer' && holder.deleted) throw missingReference('USER_NOT_FOUND', 'Customer', holderId, 'documentHolder', true);
 }
 
 /** The columns a form writes: its metadata and the checked file. */

@@ -331,7 +331,7 @@ export const embeddedWalletRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/auth/passkey-settings',
     {
       config: { auth: 'basic', extension: true },
-      schema: { tags, operationId: 'setPasskeySettings', summary: 'Set the accepted WebAuthn origins', body: PasskeySettings, response: { 200: PasskeySettings, ...errorResponses() } },
+      schema: { tags, operationId: 'setPasskeySettings', summary: 'Set the accepted WebAuthn origins', body: PasskeySettings, response: { 200: PasskeySettings, ...errorResponses(403) } },
     },
     async (req) => setAllowedOrigins(store.db, authOf(req).platform.id, req.body.allowedOrigins, nowOf(req, clock).at),
   );

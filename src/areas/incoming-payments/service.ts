@@ -5,7 +5,8 @@ import { type Clock, iso } from '../../kernel/clock.js';
 import { findCurrency } from '../../kernel/currencies.js';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
-import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
+import { apiError, type FieldError, invalidInput } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { emitEvent, listEvents } from '../../kernel/events.js';
 import { idPattern, isIdOf, newId } from '../../kernel/ids.js';
 import type { JobContext, JobQueue } from '../../kernel/jobs.js';
@@ -211,7 +212,7 @@ async function resolveReceiver(trx: Trx, platformId: string, body: SandboxUmaRec
   let customer: CustomerRow | undefined;
   if (body.customerId !== undefined) {
     customer = await findCustomer(trx, platformId, body.customerId);
-    if (!customer || customer.is_deleted === 1) throw notFound('USER_NOT_FOUND', 'Customer', body.customerId);
+    if (!customer || customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', body.customerId, 'customerId', customer?.is_deleted === 1);
     if (body.receiverUmaAddress !== undefined && customer.uma_address.toLowerCase() !== body.receiverUmaAddress.trim().toLowerCase()) {
       throw invalidInput([{ field: 'receiverUmaAddress', message: `is not the UMA address of customer ${body.customerId}` }]);
     }

@@ -32,7 +32,7 @@ export const kycLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'requires contact verification must have every channel on file `VERIFIED` first (409 otherwise). The body is optional.',
         params: CustomerIdParams,
         body: KycLinkCreateRequest,
-        response: { 201: KycLinkResponse, ...errorResponses(404, 409, 410) },
+        response: { 201: KycLinkResponse, ...errorResponses(404, 409) },
       },
     },
     async (req, reply) =>

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { iso, platformNowMs, type Clock } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
 import { ApiError, apiError, type FieldError } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import type { Hooks } from '../../kernel/hooks.js';
 import { checkSchema } from '../../kernel/validation.js';
 import { IDENTITY_DOCUMENT_TYPES, KYC_LINK_TTL_MS, LEGAL_PRESENCE_DOCUMENT_TYPES } from '../../sandbox/verification-rules.js';
@@ -47,7 +48,7 @@ export async function createKycLink(
   origin: string,
 ): Promise<KycLinkResponse> {
   const row = await requireCustomer(deps.store.db, platform.id, customerId);
-  if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${customerId} was deleted`);
+  if (row.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', customerId, 'customerId', true);
   const pending = unverifiedChannels(row);
   if (pending.length > 0) {
     throw apiError(409, 'CONFLICT', `Customer ${customerId} must verify their ${pending.join(' and ')} before a KYC link can be generated`, {

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { currencyView, findCurrency } from '../../kernel/currencies.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { idPattern, isIdOf, newId } from '../../kernel/ids.js';
 import { corridorOf, mergePayerDataFields, type PayerDataField } from '../../sandbox/corridors.js';
 import { RATE_CACHE_TTL_MS, sendingBounds } from '../../sandbox/fx.js';
@@ -86,7 +87,7 @@ export async function resolveSender(db: Db, platformId: string, q: LookupQuery):
   let customer: CustomerRow | undefined;
   if (q.customerId !== undefined) {
     customer = await findCustomer(db, platformId, q.customerId);
-    if (!customer || customer.is_deleted === 1) throw notFound('USER_NOT_FOUND', 'Customer', q.customerId);
+    if (!customer || customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', q.customerId, 'customerId', customer?.is_deleted === 1);
     if (q.senderUmaAddress !== undefined && customer.uma_address.toLowerCase() !== q.senderUmaAddress.trim().toLowerCase()) {
       throw invalidInput([{ field: 'senderUmaAddress', message: `is not the UMA address of customer ${q.customerId}` }]);
     }

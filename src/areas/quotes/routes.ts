@@ -25,7 +25,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Prices a transfer at the platform’s cached rate and fee (the lookup’s), executable for 5 minutes of platform time. Source: an internal account, an external account with pull functionality, or REALTIME_FUNDING (the answer carries paymentInstructions). Destination: an external or internal account, or a UMA address (with the lookupId). With `immediatelyExecute` the quote is executed in the same request.',
         body: QuoteRequest,
-        response: { 201: Quote, ...errorResponses(403, 404, 409, 410, 412, 424, 429, 501) },
+        response: { 201: Quote, ...errorResponses(403, 409, 412, 424, 429, 501) },
       },
     },
     async (req, reply) => {
@@ -77,7 +77,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: QuoteParams,
         body: ExecuteQuoteRequest,
         headers: SignedHeaders,
-        response: { 200: Quote, 202: SignedRequestChallenge, ...errorResponses(403, 404, 409, 410, 429) },
+        response: { 200: Quote, 202: SignedRequestChallenge, ...errorResponses(403, 404, 409, 429) },
       },
     },
     async (req, reply) => {
@@ -103,7 +103,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Deprecated: use POST /quotes with an external-account source and `immediatelyExecute: true`. Pulls `amount` (required: an external account’s balance cannot be known) from an external account into an internal account of the same currency; the external account’s last 3 digits decide the sandbox outcome.',
         body: TransferInRequest,
-        response: { 201: TransactionOneOf, ...errorResponses(403, 404, 410, 429) },
+        response: { 201: TransactionOneOf, ...errorResponses(403, 404, 429) },
       },
     },
     async (req, reply) => {
@@ -136,7 +136,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Deprecated: use POST /quotes with `immediatelyExecute: true`. Pays `amount` (absent: the whole available balance) from an internal account to an external account of the same currency; answers the transaction as created (PENDING). The external account’s last 3 digits decide the sandbox outcome.',
         body: TransferOutRequest,
-        response: { 201: TransactionOneOf, ...errorResponses(403, 404, 410, 429) },
+        response: { 201: TransactionOneOf, ...errorResponses(403, 404, 429) },
       },
     },
     async (req, reply) => {

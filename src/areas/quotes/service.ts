@@ -6,6 +6,7 @@ import { iso } from '../../kernel/clock.js';
 import { currencyView, findCurrency } from '../../kernel/currencies.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
+import { missingReference, referencedBy } from '../../kernel/references.js';
 import { isIdOf, newId } from '../../kernel/ids.js';
 import { corridorOf, defaultRail, type PaymentRail } from '../../sandbox/corridors.js';
 import { fundingInstructions, fundingReference, hasInstantFunding } from '../../sandbox/funding-instructions.js';
@@ -108,14 +109,13 @@ export async function getQuote(db: Db, platformId: string, id: string, nowMs: nu
 // ---- Parties ----------------------------------------------------------------------------
 
 /**
- * The sending customer may send: not deleted (410 CUSTOMER_DELETED), end-user terms on file
+ * The sending customer may send: not deleted (a missing reference, kernel/references.ts), end-user terms on file
  * on an unregulated platform (403 END_USER_TERMS_NOT_ACCEPTED), APPROVED (403 USER_NOT_READY).
  * Checked at creation and again at execution.
  */
 async function requireReadySender(db: Db, platform: PlatformRow, customerId: string): Promise<void> {
   const customer = await findCustomer(db, platform.id, customerId);
-  if (!customer) throw notFound('USER_NOT_FOUND', 'Customer', customerId);
-  if (customer.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${customer.id} was deleted`, { customerId: customer.id });
+  if (!customer || customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', customerId, 'source.customerId', customer?.is_deleted === 1);
   if (platform.regulated !== 1 && !hasEndUserTermsOnFile(customer)) {
     throw apiError(403, 'END_USER_TERMS_NOT_ACCEPTED', `Customer ${customer.id} has not accepted the end-user terms`, { customerId: customer.id });
   }
@@ -174,19 +174,20 @@ async function resolvePayer(db: Db, platform: PlatformRow, source: QuoteRequest[
       throw invalidInput([{ field: 'source.cryptoNetwork', constraint: { enum: networks }, message }]);
     }
     if (source.customerId !== undefined) {
-      if (!isIdOf('Customer', source.customerId) || !(await findCustomer(db, platform.id, source.customerId))) throw notFound('USER_NOT_FOUND', 'Customer', source.customerId);
+      const customer = isIdOf('Customer', source.customerId) ? await findCustomer(db, platform.id, source.customerId) : undefined;
+      if (!customer || customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', source.customerId, 'source.customerId', customer?.is_deleted === 1);
     }
     return { kind: 'REALTIME', currency, customerId: source.customerId ?? null, cryptoNetwork: network ?? networks[0] };
   }
   const id = source.accountId;
   if (id.startsWith('ExternalAccount:')) {
-    const account = await requireExternalAccount(db, platform.id, id);
+    const account = await referencedBy('source.accountId', requireExternalAccount(db, platform.id, id));
     if (source.customerId !== undefined && source.customerId !== (account.customer_id ?? undefined)) {
       throw invalidInput([{ field: 'source.customerId', message: `is not the owner of ${account.id}` }]);
     }
     return { kind: 'EXTERNAL', account, currency: account.currency, customerId: account.customer_id };
   }
-  const account = await requireInternalAccount(db, platform.id, id);
+  const account = await referencedBy('source.accountId', requireInternalAccount(db, platform.id, id));
   if (source.customerId !== undefined && source.customerId !== (account.customer_id ?? undefined)) {
     throw invalidInput([{ field: 'source.customerId', message: `is not the owner of ${account.id}` }]);
   }
@@ -208,7 +209,7 @@ async function resolvePayee(db: Db, platform: PlatformRow, nowMs: number, body: 
     // A lookup's rates are estimates: one priced from another currency than the source's, or
     // for another sender, is fine, the quote is priced afresh from its own source (price()).
     // Only a lookup of another receiver or platform, or an expired one, is refused.
-    const lookup = await usableLookup(db, platform.id, body.lookupId, nowMs);
+    const lookup = await referencedBy('lookupId', usableLookup(db, platform.id, body.lookupId, nowMs));
     if (lookup.kind !== 'UMA' || lookup.target.toLowerCase() !== address.normalized) throw invalidInput([{ field: 'lookupId', message: `is not a lookup of ${dest.umaAddress}` }]);
     // The counterparty's pay request happens now: a `$fail.payreq` receiver fails here.
     assertCounterpartyStep(umaCounterparty(address), 'QUOTE');
@@ -223,13 +224,13 @@ async function resolvePayee(db: Db, platform: PlatformRow, nowMs: number, body: 
     return { kind: 'UMA', address: address.address, currency, receiver: lookup.receiver };
   }
   if (dest.accountId.startsWith('InternalAccount:')) {
-    const account = await requireInternalAccount(db, platform.id, dest.accountId);
+    const account = await referencedBy('destination.accountId', requireInternalAccount(db, platform.id, dest.accountId));
     return { kind: 'INTERNAL', accountId: account.id, currency: account.currency, customerId: account.customer_id };
   }
-  const account = await requireExternalAccount(db, platform.id, dest.accountId);
+  const account = await referencedBy('destination.accountId', requireExternalAccount(db, platform.id, dest.accountId));
   if (body.lookupId !== undefined) {
     // Priced afresh from the source whatever the lookup was priced from (as for UMA above).
-    const lookup = await usableLookup(db, platform.id, body.lookupId, nowMs);
+    const lookup = await referencedBy('lookupId', usableLookup(db, platform.id, body.lookupId, nowMs));
     if (lookup.kind !== 'EXTERNAL_ACCOUNT' || lookup.target !== account.id) throw invalidInput([{ field: 'lookupId', message: `is a lookup of another receiver than ${account.id}` }]);
   }
   return { kind: 'EXTERNAL', account, currency: account.currency };

@@ -33,7 +33,7 @@ export const sandboxClockRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Moves this platform\'s clock forward by `seconds` (an integer > 0; time never goes back), runs every job of the platform that became due ' +
           '(each at its own due time) before answering, and answers the new clock; the webhooks those jobs emit, and retries due in the window, are sent after the answer. Other platforms\' clocks do not move. Permission MANAGE.',
         body: AdvanceRequest,
-        response: { 200: SandboxClock, ...errorResponses() },
+        response: { 200: SandboxClock, ...errorResponses(403) },
       },
     },
     async (req) => advanceClock(app.deps, authOf(req).platform.id, req.body.seconds),

@@ -25,7 +25,7 @@ export const sandboxResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sandbox/reset',
     {
       config: { auth: 'basic', permission: 'MANAGE', extension: true },
-      schema: { tags: ['Sandbox'], operationId: 'resetSandbox', summary: 'Reset the platform\'s sandbox', description, response: { 200: SandboxReset, ...errorResponses() } },
+      schema: { tags: ['Sandbox'], operationId: 'resetSandbox', summary: 'Reset the platform\'s sandbox', description, response: { 200: SandboxReset, ...errorResponses(403) } },
     },
     async (req) => resetSandbox(app.deps, authOf(req).platform.id),
   );

@@ -33,7 +33,7 @@ export const sandboxWebhookLogRoutes: FastifyPluginAsyncTypebox = async (app) =>
         summary: 'Redeliver a webhook',
         description: 'Schedules a new attempt of the delivery now; earlier attempts stay in the log. Permission MANAGE.',
         params: Type.Object({ deliveryId: Type.String() }),
-        response: { 200: WebhookDelivery, ...errorResponses(404, 409) },
+        response: { 200: WebhookDelivery, ...errorResponses(403, 404, 409) },
       },
     },
     async (req) => redeliver(app.deps.store, app.deps.clock, app.deps.webhooks, authOf(req).platform.id, req.params.deliveryId),

@@ -5,6 +5,7 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { iso } from '../../kernel/clock.js';
 import { ApiError, apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { emitEvent } from '../../kernel/events.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
 import { isIdOf, newId } from '../../kernel/ids.js';
@@ -103,11 +104,10 @@ const sha256 = (v: string): string => createHash('sha256').update(v).digest('hex
 
 // ---- Scope ------------------------------------------------------------------------------
 
-/** The customer, in scope for SCA: 404 unknown (or another platform's), 410 deleted, 409 out of scope. */
+/** The customer, in scope for SCA: missing when unknown, another platform's or deleted (kernel/references.ts), 409 out of scope. */
 async function requireScaCustomer(db: Db, platformId: string, customerId: string): Promise<CustomerRow> {
   const row = isIdOf('Customer', customerId) ? await findCustomer(db, platformId, customerId) : undefined;
-  if (!row) throw notFound('USER_NOT_FOUND', 'Customer', customerId);
-  if (row.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${customerId} was deleted`);
+  if (!row || row.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', customerId, 'customerId', row?.is_deleted === 1);
   assertInScope(row);
   return row;
 }
@@ -710,6 +710,8 @@ async function requireBeneficiary(db: Db, platformId: string, externalAccountId:
   const account = await requireExternalAccount(db, platformId, externalAccountId, 'customer');
   const customer = account.customer_id === null ? undefined : await findCustomer(db, platformId, account.customer_id);
   if (!customer) throw notFound('REFERENCE_NOT_FOUND', 'External account', externalAccountId);
+  // A deleted customer's beneficiary: the customer is not found, as on every SCA operation.
+  if (customer.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', customer.id, 'externalAccountId', true);
   assertInScope(customer);
   return { customerId: customer.id };
 }

@@ -14,7 +14,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/tokens',
     {
       config: { auth: 'basic', permission: 'MANAGE', secretFields: ['clientSecret'] },
-      schema: { tags, operationId: 'createToken', summary: 'Create an API token', body: ApiTokenCreateRequest, response: { 201: ApiToken, ...errorResponses(403) } },
+      schema: { tags, operationId: 'createToken', summary: 'Create an API token', body: ApiTokenCreateRequest, response: { 201: ApiToken, ...errorResponses() } },
     },
     async (req, reply) => {
       const { at } = nowOf(req, clock);
@@ -53,7 +53,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/tokens/:tokenId',
     {
       config: { auth: 'basic', permission: 'MANAGE' },
-      schema: { tags, operationId: 'deleteTokenById', summary: 'Delete an API token', params: TokenIdParams, response: { 204: NoContent, ...errorResponses(403, 404) } },
+      schema: { tags, operationId: 'deleteTokenById', summary: 'Delete an API token', params: TokenIdParams, response: { 204: NoContent, ...errorResponses(404) } },
     },
     async (req, reply) => {
       await deleteToken(store.db, authOf(req).platform.id, req.params.tokenId, nowOf(req, clock).at);

@@ -20,7 +20,7 @@ export const verificationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Submits an individual (KYC) or business (KYB) customer. When something is missing the answer is RESOLVE_ERRORS with one entry per problem; ' +
           'fix them and call again (the same verification record is updated). A settled result (APPROVED or REJECTED) cannot be resubmitted (400).',
         body: VerificationRequest,
-        response: { 200: Verification, ...errorResponses(403, 404, 409, 410) },
+        response: { 200: Verification, ...errorResponses(404, 409) },
       },
     },
     async (req) => submitVerification(deps, authOf(req).platform, nowOf(req, clock).at, req.body.customerId),

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, notFound } from '../../kernel/errors.js';
+import { missingReference } from '../../kernel/references.js';
 import { emitEvent } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
@@ -217,7 +218,7 @@ function requireContactVerified(row: CustomerRow): void {
 export async function submitVerification(deps: VerificationDeps, platform: PlatformRow, at: string, customerId: string): Promise<Verification> {
   const { store } = deps;
   const found = await requireCustomer(store.db, platform.id, customerId);
-  if (found.is_deleted === 1) throw apiError(410, 'CUSTOMER_DELETED', `Customer ${customerId} was deleted`);
+  if (found.is_deleted === 1) throw missingReference('USER_NOT_FOUND', 'Customer', customerId, 'customerId', true);
   return effectTransaction(store.db, async (trx) => {
     // Under the customer's row lock: two submissions of one customer run one after the other.
     const row = (await findCustomerForUpdate(trx, platform.id, found.id, store.kind === 'postgres'))!;

@@ -61,7 +61,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'The same operation as POST /sandbox/webhooks/test under the path the SDKs call: sends a signed TEST webhook to the configured endpoint now and ' +
           'reports its answer. 400 WEBHOOK_ENDPOINT_NOT_SET without an endpoint; 400 WEBHOOK_DELIVERY_ERROR when it answers non-2xx, cannot be reached or is refused.',
-        response: { 200: TestWebhookResponse, ...errorResponses() },
+        response: { 200: TestWebhookResponse, ...errorResponses(403) },
       },
     },
     async (req) => sendTestWebhook(store.db, clock, authOf(req).platform.id, app.deps.webhooks.timeoutMs, app.deps.webhooks.targets),
