@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_DB_CONNECT_TIMEOUT_MS, loadConfig } from '../../src/config.js';
 import { basic, V } from '../helpers.js';
 
 // The process outlives its PostgreSQL server (issue 33, docs/reliability.md "The database goes
@@ -263,5 +264,16 @@ describe.skipIf(!BIN_DIR)('PostgreSQL outage: the process outlives the database 
     // The first server lived through this outage too.
     expect(server!.done).toBe(false);
     expect(await recovers(server!.base, 5_000)).toBeLessThan(5_000);
+  });
+});
+
+describe('PAYMENTS_DB_CONNECT_TIMEOUT_MS', () => {
+  it('defaults to 5 minutes, takes whole milliseconds, and refuses anything else', () => {
+    expect(loadConfig({}).dbConnectTimeoutMs).toBe(DEFAULT_DB_CONNECT_TIMEOUT_MS);
+    expect(DEFAULT_DB_CONNECT_TIMEOUT_MS).toBe(300_000);
+    expect(loadConfig({ PAYMENTS_DB_CONNECT_TIMEOUT_MS: '1500' }).dbConnectTimeoutMs).toBe(1500);
+    for (const bad of ['soon', '-1', '1.5']) {
+      expect(() => loadConfig({ PAYMENTS_DB_CONNECT_TIMEOUT_MS: bad })).toThrow(/PAYMENTS_DB_CONNECT_TIMEOUT_MS must be a whole number of milliseconds/);
+    }
   });
 });
