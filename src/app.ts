@@ -2,7 +2,6 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import swagger, { type SwaggerTransform } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { sql } from 'kysely';
 import { adminPlugins, apiPlugins, pagePlugins } from './areas/index.js';
 import { installRequestLog } from './areas/request-log/service.js';
 import type { WebhookDeliverer } from './areas/webhooks/service.js';
@@ -17,6 +16,7 @@ import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
 import { declaredAnswer } from './kernel/references.js';
 import { makeClientErrorHandler, requestTimeoutOptions } from './kernel/client-errors.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_S } from './kernel/db/unavailable.js';
 import { claimKey, completeKey, type IdempotencyContext, LEASE_RENEW_MS, releaseKey, renewLeases, requestHash, runClaimed } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
@@ -136,14 +136,10 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
-  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
-    try {
-      await sql`select 1`.execute(deps.store.db);
-    } catch {
-      throw apiError(503, 'SERVICE_UNAVAILABLE', 'The store does not answer');
-    }
-    return reply.send({ status: 'ok' });
-  });
+  // Liveness: the process answers. Whether it can serve (the store answers, migrations,
+  // a platform) is GET /readyz (areas/ops): a store outage is 503 there, 200 here, so a
+  // supervisor does not restart a process that recovers by itself when the store returns.
+  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => reply.send({ status: 'ok' }));
 
   // The request log and the per-route metrics (areas/request-log): memory only, never awaited.
   installRequestLog(app, deps);
@@ -275,7 +271,11 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       // A signed-retry challenge (202) and a refused signature (401) are not answers to keep:
       // the signed retry carries the same Idempotency-Key (docs/embedded-wallets.md).
       if (reply.statusCode >= 500 || reply.statusCode === 401 || (reply.statusCode === 202 && signedRetryRoute(req))) {
-        await releaseKey(deps.store.db, claim);
+        // The store may be what failed (503): the key's lease then runs out by itself.
+        await releaseKey(deps.store.db, claim).catch((err: unknown) => {
+          if (!isStoreUnavailable(err)) throw err;
+          req.log.warn({ err: (err as Error).message }, 'Idempotency-Key not released (store unavailable); its lease will run out');
+        });
       } else {
         const type = reply.getHeader('content-type');
         const raw = typeof payload === 'string' ? payload : payload === undefined || payload === null ? '' : String(payload);
@@ -359,9 +359,17 @@ const FRAMEWORK_400: Record<string, string> = {
 };
 
 function sendError(err: FastifyError | ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (!(err instanceof ApiError) && isStoreUnavailable(err)) {
+    // The database cannot be reached now (stopped, restarting, connections cut): not a bug.
+    req.log.warn({ err: (err as Error).message }, 'store unavailable');
+    err = apiError(503, 'SERVICE_UNAVAILABLE', 'The store cannot be reached; retry the request later');
+  }
   if (err instanceof ApiError) {
     const answer = declaredAnswer(err, req);
-    if (answer.status === 503) req.log.warn(answer.message);
+    if (answer.status === 503) {
+      req.log.warn(answer.message);
+      if (!reply.hasHeader('retry-after')) reply.header('retry-after', String(STORE_RETRY_AFTER_S));
+    }
     else if (answer.status >= 500 && answer.status !== 501) req.log.error({ err: answer }, answer.message);
     return reply.code(answer.status).type('application/json').send(answer.toEnvelope());
   }

@@ -28,6 +28,11 @@ export interface Config {
    * address or `localhost`, off otherwise (areas/webhooks/targets.ts).
    */
   webhookAllowPrivate: boolean;
+  /**
+   * PAYMENTS_DB_CONNECT_TIMEOUT_MS: at start-up, how long to keep trying to reach the database
+   * (PostgreSQL) before giving up with a non-zero exit (default 5 minutes).
+   */
+  dbConnectTimeoutMs: number;
 }
 
 /** Whether HOST names only this machine's loopback interface. */
@@ -44,6 +49,8 @@ function parseBoolean(name: string, text: string): boolean {
 }
 
 export const DEFAULT_DOCUMENT_QUOTA_BYTES = 256 * 1024 * 1024;
+
+export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 300_000;
 
 export const API_VERSION = '2025-10-13';
 
@@ -66,6 +73,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isSafeInteger(timeout) || timeout < 100) {
     throw new Error(`PAYMENTS_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 100, got "${env.PAYMENTS_REQUEST_TIMEOUT_MS}"`);
   }
+  const connectTimeout = env.PAYMENTS_DB_CONNECT_TIMEOUT_MS ? Number(env.PAYMENTS_DB_CONNECT_TIMEOUT_MS) : DEFAULT_DB_CONNECT_TIMEOUT_MS;
+  if (!Number.isSafeInteger(connectTimeout) || connectTimeout < 0) {
+    throw new Error(`PAYMENTS_DB_CONNECT_TIMEOUT_MS must be a whole number of milliseconds, got "${env.PAYMENTS_DB_CONNECT_TIMEOUT_MS}"`);
+  }
   const host = env.HOST || '127.0.0.1';
   return {
     port,
@@ -80,5 +91,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     documentQuotaBytes: quota,
     requestTimeoutMs: timeout,
     webhookAllowPrivate: env.PAYMENTS_WEBHOOK_ALLOW_PRIVATE ? parseBoolean('PAYMENTS_WEBHOOK_ALLOW_PRIVATE', env.PAYMENTS_WEBHOOK_ALLOW_PRIVATE) : isLoopbackHost(host),
+    dbConnectTimeoutMs: connectTimeout,
   };
 }

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { createServer, type Server } from 'node:http';
+import { isStoreUnavailable } from './kernel/db/unavailable.js';
 import { buildApp } from './app.js';
 import { ensureDefaultPlatform, type BootstrapResult } from './areas/platforms/service.js';
 import { backfillAccounts } from './areas/internal-accounts/service.js';
@@ -51,8 +53,8 @@ export interface StartOptions {
 /** Open the store, migrate, make sure the default platform exists, build the app. */
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<Running> {
   const clock = opts.clock ?? systemClock;
-  const store = opts.store ?? (await openStore(parseDatabaseUrl(config.databaseUrl), { backgroundCheckpoints: true, ...opts.storeOptions }));
-  await migrate(store);
+  const store = opts.store ?? (await openWhenReachable(config, { backgroundCheckpoints: true, ...opts.storeOptions }, opts.listen !== false));
+  if (opts.store) await migrate(store);
   // The key sealing sensitive values at rest, from the one server secret (kernel/sealed.ts).
   const { sealer, source: keySource, secretFile, keyIds } = await loadSealer(store, { secretKey: config.secretKey, dataKey: config.dataKey }, new Date(clock.nowMs()).toISOString());
   // Webhook private keys at rest: seal plaintext ones (rows from before sealing) and those sealed with an older key.
@@ -132,6 +134,69 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       await store.close();
     },
   };
+}
+
+/** The first pause between attempts to reach the database at start-up, doubling up to START_RETRY_MAX_MS. */
+const START_RETRY_MS = 250;
+const START_RETRY_MAX_MS = 2_000;
+
+/**
+ * Open the store and migrate it. A PostgreSQL server that cannot be reached (not started yet,
+ * restarting) is waited for, retrying with back-off for up to PAYMENTS_DB_CONNECT_TIMEOUT_MS:
+ * stderr says so once, and the port answers every request 503 SERVICE_UNAVAILABLE meanwhile
+ * (when `listen`), /healthz included. Past the limit, one error line (the process then exits
+ * non-zero, main.ts). Any other failure (a wrong password, no such database) is thrown at once.
+ */
+async function openWhenReachable(config: Config, options: OpenOptions, listen: boolean): Promise<Store> {
+  const target = parseDatabaseUrl(config.databaseUrl);
+  const deadline = Date.now() + config.dbConnectTimeoutMs;
+  let delay = START_RETRY_MS;
+  let waiting: Server | undefined;
+  try {
+    for (;;) {
+      let store: Store | undefined;
+      try {
+        store = await openStore(target, options);
+        await migrate(store);
+        return store;
+      } catch (err) {
+        await store?.close().catch(() => {});
+        if (target.kind !== 'postgres' || !isStoreUnavailable(err)) throw err;
+        const reason = err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err);
+        if (Date.now() >= deadline) {
+          throw new Error(`the database could not be reached within ${config.dbConnectTimeoutMs} ms (PAYMENTS_DB_CONNECT_TIMEOUT_MS): ${reason}`);
+        }
+        if (delay === START_RETRY_MS) {
+          process.stderr.write(`Waiting for the database (${reason}); retrying for up to ${config.dbConnectTimeoutMs} ms (PAYMENTS_DB_CONNECT_TIMEOUT_MS)\n`);
+          if (listen) waiting = await answerUnavailable(config);
+        }
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(delay, deadline - Date.now()))));
+        delay = Math.min(delay * 2, START_RETRY_MAX_MS);
+      }
+    }
+  } finally {
+    if (waiting) await closeNow(waiting);
+  }
+}
+
+/** Until the store opens: every request on the port is answered 503 in the envelope (undefined when the port cannot be taken). */
+async function answerUnavailable(config: Config): Promise<Server | undefined> {
+  const body = JSON.stringify({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Starting: waiting for the database' });
+  const server = createServer((_req, res) => {
+    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', connection: 'close', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(undefined));
+    server.listen(config.port, config.host, () => resolve(server));
+  });
+}
+
+function closeNow(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 export function baseUrl(app: FastifyInstance): string {

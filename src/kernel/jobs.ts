@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import { literalLimit } from './db/limit.js';
+import { isStoreUnavailable } from './db/unavailable.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.js';
 import { iso } from './clock.js';
@@ -174,7 +175,11 @@ export class JobQueue {
       // jobs kick or wake the loop, so only another process's (or a restart's) wait that long.
       maxIdleMs: () => Math.max(this.pollMs, IDLE_POLL_MAX_MS),
       maxPerPass: 100,
-      onError: (err) => this.log?.error({ err }, 'job loop error'),
+      // The store unreachable: one warning per outage (the loop backs off and tries again).
+      onError: (err, inARow) => {
+        if (!isStoreUnavailable(err)) this.log?.error({ err }, 'job loop error');
+        else if (inARow === 1) this.log?.warn({ err: (err as Error).message }, 'job loop: store unavailable; retrying with back-off');
+      },
     });
   }
 

@@ -21,7 +21,11 @@ export interface PollingLoopOptions {
   maxIdleMs?: () => number;
   /** Items per pass at most, so a long backlog yields to the timer now and then. */
   maxPerPass: number;
-  onError: (err: unknown) => void;
+  /**
+   * A pass failed (`inARow`: passes failed in a row, this one included). The loop goes on:
+   * it sleeps as after an empty pass (so it backs off while the failures last) and tries again.
+   */
+  onError: (err: unknown, inARow: number) => void;
 }
 
 export class PollingLoop {
@@ -35,6 +39,8 @@ export class PollingLoop {
   private readonly wakes: number[] = [];
   /** Passes in a row that found nothing (the idle back-off). */
   private idlePasses = 0;
+  /** Passes that failed in a row. */
+  private failures = 0;
 
   /** `next` handles one item (or a batch) and answers whether there was one. */
   constructor(
@@ -104,8 +110,13 @@ export class PollingLoop {
     this.running = outsideClaim(() => withoutPoolPriority(() => this.pass()))
       .then((found) => {
         this.idlePasses = found ? 0 : this.idlePasses + 1;
+        this.failures = 0;
       })
-      .catch((err: unknown) => this.opts.onError(err))
+      .catch((err: unknown) => {
+        this.failures += 1;
+        this.idlePasses += 1;
+        this.opts.onError(err, this.failures);
+      })
       .finally(() => {
         this.running = undefined;
         if (this.stopped) return;

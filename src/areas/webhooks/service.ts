@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { iso, type Clock } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
+import { isStoreUnavailable } from '../../kernel/db/unavailable.js';
 import { apiError } from '../../kernel/errors.js';
 import { onEventsEmitted } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
@@ -292,7 +293,11 @@ export class WebhookDeliverer {
       // another process's events are found within IDLE_POLL_MAX_MS.
       maxIdleMs: () => Math.max(this.pollMs, IDLE_POLL_MAX_MS),
       maxPerPass: 100,
-      onError: (err) => this.log?.error({ err }, 'webhook loop error'),
+      // The store unreachable: one warning per outage (the loop backs off and tries again).
+      onError: (err, inARow) => {
+        if (!isStoreUnavailable(err)) this.log?.error({ err }, 'webhook loop error');
+        else if (inARow === 1) this.log?.warn({ err: (err as Error).message }, 'webhook loop: store unavailable; retrying with back-off');
+      },
     });
   }
 

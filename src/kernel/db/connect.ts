@@ -151,6 +151,9 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   const pool = new pg.Pool({
     connectionString: target.location,
     max: poolSize,
+    // A connection that cannot be made within this fails (503 to the request waiting for it)
+    // instead of leaving the request waiting while the database is unreachable.
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
     types: {
       // bigint columns hold minor units and epoch milliseconds: safe integers.
@@ -173,7 +176,14 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
       }),
   );
+  // A connection lost while idle in the pool (the server stopped, a backend terminated) is an
+  // `error` of the pool: the pool drops that connection and opens a new one when one is needed.
+  // Unhandled, it would end the process.
+  pool.on('error', () => {});
   pool.on('connect', (client) => {
+    // The same for a connection taken from the pool between two statements (a transaction's):
+    // the statement that uses it next fails, and the pool drops it when it is released.
+    client.on('error', () => {});
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     // Tables this connection wrote in its open transaction (or in the statement running
     // outside one): counted again when it ends, and uncommitted until then.
@@ -233,17 +243,24 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       );
     };
   });
-  if (opts.schema) {
-    const c = await pool.connect();
-    try {
-      await c.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
-    } finally {
-      c.release();
-    }
-  }
   // Kysely takes connections through PriorityPool: the job worker's first (priority-pool.ts).
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PriorityPool(pool, poolSize) }) });
-  await sql`select 1`.execute(db);
+  try {
+    if (opts.schema) {
+      const c = await pool.connect();
+      try {
+        await c.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
+      } finally {
+        c.release();
+      }
+    }
+    await sql`select 1`.execute(db);
+  } catch (err) {
+    // Not opened: nothing of it stays (a caller may try again, server.ts).
+    await changes.close();
+    await db.destroy().catch(() => {});
+    throw err;
+  }
   return registered({
     db,
     kind: 'postgres',
@@ -261,6 +278,9 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
 const TRANSACTION_BEGIN = /^\s*(begin|start\s+transaction)\b/i;
 /** The end of a transaction: not `rollback to savepoint`, which leaves it open. */
 const TRANSACTION_END = /^\s*(commit|end|abort|rollback(?!\s+to\b))\b/i;
+
+/** How long a PostgreSQL connection may take to open before the statement waiting for it fails. */
+export const PG_CONNECT_TIMEOUT_MS = 3_000;
 
 /** Most SQL texts a PostgreSQL store runs as named prepared statements (each connection prepares a text once, when it first runs it). */
 export const PG_NAMED_STATEMENTS_MAX = 2_000;

@@ -34,9 +34,9 @@ export const CHANGE_NOTIFIED_TABLES = ['api_tokens', 'platforms', 'platform_conf
 
 type PgClient = pgTypes.Client;
 
-/** After the listening connection failed to open, how long before the next attempt (doubling after each failure in a row, up to RETRY_MAX_MS). */
+/** After the listening connection failed to open, how long before the next attempt (doubling after each failure in a row, up to RETRY_MAX_MS: caching resumes within seconds of the database's return). */
 const RETRY_MS = 1_000;
-const RETRY_MAX_MS = 60_000;
+const RETRY_MAX_MS = 4_000;
 /** How long the listening connection waits for its own probe notification. */
 export const PROBE_MS = 2_000;
 
