@@ -94,13 +94,28 @@ function filesUnder(dir: string, suffix: string): string[] {
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The path as prose writes it: any parameter name (`{id}`, `:id`), the version prefix or not. */
-function docPattern(path: string): RegExp {
-  const body = path
+/** A path as prose writes it: any parameter name (`{id}`, `:id`). */
+function proseBody(path: string): string {
+  return path
     .split('/')
     .map((seg) => (/^\{[^}]+\}$/.test(seg) ? '(?:\\{[^}/\\s]+\\}|:[A-Za-z]+)' : escape(seg)))
     .join('/');
-  return new RegExp(`(?<![\\w/{}.-])(?:${escape(PREFIX)})?${body}(?![\\w/{}-])`);
+}
+
+/** Where a path starts in prose: not inside a longer path; with the version prefix or not. */
+const PROSE_START = `(?<![\\w/{}.-])(?:${escape(PREFIX)})?`;
+
+/** The path mentioned as itself. */
+function docPattern(path: string): RegExp {
+  return new RegExp(`${PROSE_START}${proseBody(path)}(?![\\w/{}-])`);
+}
+
+/** A wildcard mention of the path's family: `/sandbox/cards/{id}/simulate/*` for each simulator. */
+function wildcardPattern(path: string): RegExp | undefined {
+  const segs = path.split('/');
+  const prefixes: string[] = [];
+  for (let i = 2; i < segs.length; i++) prefixes.push(proseBody(segs.slice(0, i).join('/')));
+  return prefixes.length > 0 ? new RegExp(`${PROSE_START}(?:${prefixes.join('|')})/\\*`) : undefined;
 }
 
 /** The path as a test requests it: a literal or a template (`${id}` or a literal id for a parameter). */
@@ -136,6 +151,8 @@ export async function operationsTable(): Promise<string> {
       const pathOnly = docPattern(path);
       let docs = docTexts.filter(([, t]) => withMethod.test(t)).map(([f]) => f);
       if (docs.length === 0) docs = docTexts.filter(([, t]) => pathOnly.test(t)).map(([f]) => f);
+      const family = wildcardPattern(path);
+      if (docs.length === 0 && family) docs = docTexts.filter(([, t]) => family.test(t)).map(([f]) => f);
       const scored: Array<{ file: string; score: number }> = [];
       for (const [file, text] of testTexts) {
         let withM = 0;
@@ -198,9 +215,10 @@ export async function operationsTable(): Promise<string> {
     `Every operation of the served OpenAPI document (\`GET ${PREFIX}/openapi.json\`): ${reference.length} of the`,
     `${API_VERSION} reference and ${extensions.length} sandbox extensions (\`x-extension: true\`). For each: the area`,
     'folder whose `routes.ts` registers it, the docs pages that mention it (`METHOD /path`, else the',
-    'path alone) and the test file that requests it most (with this method first; "+N": other test',
-    'files that request the path too). The operator API (`/admin`), `/healthz`, `/readyz`, `/metrics`,',
-    'the dashboard and the hosted pages are outside the document (see [architecture.md](architecture.md)).',
+    'path alone, else its family as `/prefix/*`) and the test file that requests it most (with this',
+    'method first; "+N": other test files that request the path too). The operator API (`/admin`),',
+    '`/healthz`, `/readyz`, `/metrics`, the dashboard and the hosted pages are outside the document',
+    '(see [architecture.md](architecture.md)).',
     '',
     `Operations no docs page mentions: ${missing((o) => o.docs.length === 0)}.`,
     '',
