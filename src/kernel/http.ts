@@ -21,8 +21,9 @@ declare module 'fastify' {
      */
     sealStoredAnswer?: boolean;
     /**
-     * An operation the official clients call that is newer than the 2025-10-13 reference:
-     * served, and marked in the OpenAPI document with `x-extension: true`.
+     * An operation that is not in the 2025-10-13 reference (one the official clients call that
+     * is newer than it, or one of the sandbox's own): served, and marked in the OpenAPI document
+     * with `x-extension: true` (docs/operations.md lists them apart).
      */
     extension?: boolean;
   }

@@ -510,7 +510,7 @@ describe(`proxyUmaSubdomain (${STORE})`, () => {
       // that data (as it does once, at the first start after the upgrade).
       await first.store.db.updateTable('platform_configs').set({ proxy_uma_subdomain: null }).where('platform_id', '=', platformId).execute();
       expect(await config(first)).not.toHaveProperty('proxyUmaSubdomain');
-      await migrations(first.store.kind)['0013_onboarding']!.up(first.store.db as never);
+      await migrations()['0013_onboarding']!.up(first.store.db as never);
       await first.close();
 
       const second = await makeApp({ testStore: await s.open() });

@@ -67,7 +67,7 @@ describe(`document storage (${STORE})`, () => {
     // As before the migration: the bytes in documents.content, no chunk table. Then its step runs.
     await t.store.db.updateTable('documents').set({ content: bytes }).where('id', '=', id).execute();
     await sql`drop table document_chunks`.execute(t.store.db);
-    await migrations(t.store.kind)['0016_auth_documents']!.up(t.store.db as never);
+    await migrations()['0016_auth_documents']!.up(t.store.db as never);
     expect((await t.call('GET', `/documents/${id}/content`)).rawPayload.equals(bytes)).toBe(true);
     const row = await t.store.db.selectFrom('documents').select('content').where('id', '=', id).executeTakeFirstOrThrow();
     expect(Buffer.from(row.content).length).toBe(0);

@@ -102,7 +102,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/documents/:documentId/content',
     {
-      config: { auth: 'basic' },
+      config: { auth: 'basic', extension: true },
       schema: {
         tags,
                 operationId: 'getDocumentContent',

@@ -63,7 +63,7 @@ export async function readiness(deps: Deps): Promise<Readiness> {
   } catch {
     throw apiError(503, 'SERVICE_UNAVAILABLE', 'Not ready: the store does not answer');
   }
-  const missing = Object.keys(migrations(deps.store.kind)).filter((n) => !applied.includes(n));
+  const missing = Object.keys(migrations()).filter((n) => !applied.includes(n));
   if (missing.length > 0) throw apiError(503, 'SERVICE_UNAVAILABLE', `Not ready: ${missing.length} migration(s) not applied`, { missing });
   if (platforms === 0) throw apiError(503, 'SERVICE_UNAVAILABLE', 'Not ready: no platform exists yet');
   return { status: 'ready', checks: { store: 'ok', migrations: 'ok', platforms: 'ok' } };

@@ -9,7 +9,7 @@ export const sandboxClockRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sandbox/clock',
     {
-      config: { auth: 'basic' },
+      config: { auth: 'basic', extension: true },
       schema: {
         tags,
         operationId: 'getSandboxClock',
@@ -24,7 +24,7 @@ export const sandboxClockRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/sandbox/clock/advance',
     {
-      config: { auth: 'basic', permission: 'MANAGE' },
+      config: { auth: 'basic', permission: 'MANAGE', extension: true },
       schema: {
         tags,
         operationId: 'advanceSandboxClock',

@@ -13,7 +13,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sandbox/webhooks/public-key',
     {
-      config: { auth: 'basic' },
+      config: { auth: 'basic', extension: true },
       schema: {
         tags,
         operationId: 'getWebhookPublicKey',
