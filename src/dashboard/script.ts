@@ -440,7 +440,11 @@ async function render() {
   try {
     const page = pages.find((p) => p[0] === name) || pages[0];
     const html = name === 'search' && auth() ? await search(param) : await page[2](param);
-    if (html !== null && current()) { $('#main').innerHTML = html; $('#main').dataset.page = name; }
+    if (html !== null && current()) {
+      $('#main').innerHTML = html;
+      $('#main').dataset.page = name;
+      if ($('#config-form')) renumber($('#config-form')); // the rows' fields get their API paths
+    }
   } catch (e) { if (current()) $('#main').innerHTML = '<p class="err">' + esc(e.message) + '</p>'; }
   busy = false;
 }
