@@ -38,6 +38,7 @@ import { opsRoutes } from './ops/routes.js';
 import { sandboxWebhookLogRoutes } from './sandbox-webhook-log/routes.js';
 import { sandboxLedgerRoutes } from './sandbox-ledger/routes.js';
 import { sandboxSeedRoutes } from './sandbox-seed/routes.js';
+import { sandboxSettingsRoutes } from './sandbox-settings/routes.js';
 import { dashboardPages } from '../dashboard/pages.js';
 
 // Every area's HTTP surface, in one place: a new area adds its plugins here. The app
@@ -82,6 +83,7 @@ export const apiPlugins: readonly Plugin[] = [
   sandboxWebhookLogRoutes,
   sandboxLedgerRoutes,
   sandboxSeedRoutes,
+  sandboxSettingsRoutes,
 ] as Plugin[];
 
 export const adminPlugins: readonly Plugin[] = [adminRoutes, webhookAdminRoutes, sandboxResetAdminRoutes] as Plugin[];

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { API_VERSION } from '../config.js';
 import { DASHBOARD_SCRIPT } from './script.js';
 
 // The dashboard at /dashboard: one HTML shell served by the server itself (no CDN, no
@@ -29,6 +30,8 @@ button{margin:2px 4px 2px 0;padding:3px 8px;cursor:pointer}.actions button{paddi
 ol.timeline{background:#fff;padding:8px 8px 8px 32px;margin:0}ol.timeline li{margin:2px 0}
 .signin{display:flex;gap:16px;flex-wrap:wrap;margin-top:16px}.signin form{background:#fff;padding:16px;width:380px}.signin input{display:block;width:100%;margin:4px 0 8px}
 dialog{border:1px solid #99a;padding:16px;min-width:380px}dialog label{display:block;margin:6px 0}dialog input{display:block;width:100%}
+form.settings{background:#fff;padding:8px 16px;margin:8px 0}form.settings label{display:block;margin:4px 0}form.settings label.inline{display:inline;margin-right:8px}form.settings input:not([type=checkbox]){margin-left:8px}
+form.settings fieldset{border:0;padding:0;margin:0}form.settings label>input,form.settings label>select{margin-left:8px}.ferr{display:block;font-size:12px}td .ferr{max-width:320px}
 `;
 
 export const DASHBOARD_HTML = `<!doctype html>
@@ -40,7 +43,43 @@ export const DASHBOARD_HTML = `<!doctype html>
 <main id="main"><noscript>The dashboard needs JavaScript (one small script served by this server).</noscript></main>
 <script src="/dashboard/app.js"></script></body></html>`;
 
+/** What `GET /` links, in its order: [path, label, what it is]. */
+export const HOME_LINKS: ReadonlyArray<readonly [string, string, string]> = [
+  ['/dashboard', 'Dashboard', 'sign in with an API token pair (or the operator key): data, sandbox actions, webhook and request logs, settings'],
+  ['/docs', 'API documentation', 'the OpenAPI document in Swagger UI'],
+  [`/${API_VERSION}/openapi.json`, 'OpenAPI document', `JSON, API version ${API_VERSION} (the base URL of the API is /${API_VERSION})`],
+  ['/healthz', 'Health check', 'liveness: 200 while the process runs'],
+  ['/readyz', 'Readiness', 'the store answers, migrations applied, a platform exists'],
+  ['/metrics', 'Metrics', 'Prometheus text'],
+];
+
+/** The page `GET /` answers (no external assets). */
+export const HOME_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Payments Service sandbox</title><style>body{font:15px/1.5 system-ui,sans-serif;margin:32px;color:#1d2330}a{color:#1d4fd8}li{margin:4px 0}.muted{color:#667}</style></head>
+<body><h1>Payments Service sandbox</h1><p class="muted">API version ${API_VERSION}: the API is served under <code>/${API_VERSION}</code>.</p>
+<ul>${HOME_LINKS.map(([href, label, what]) => `<li><a href="${href}">${label}</a> <span class="muted">— ${what}</span></li>`).join('')}</ul></body></html>`;
+
+/**
+ * `GET /`: a browser gets the small page linking the dashboard, the API documentation and the
+ * checks; a client that asks for JSON (Accept names application/json and not text/html) gets
+ * the same links as JSON.
+ */
+function home(req: FastifyRequest, reply: FastifyReply) {
+  const accept = req.headers.accept ?? '';
+  if (/application\/json/i.test(accept) && !/text\/html/i.test(accept)) {
+    return reply.header('cache-control', 'no-store').send({
+      name: 'Payments Service sandbox',
+      apiVersion: API_VERSION,
+      apiBaseUrl: `/${API_VERSION}`,
+      links: HOME_LINKS.map(([href, label]) => ({ href, title: label })),
+    });
+  }
+  return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(HOME_HTML);
+}
+
 export const dashboardPages: FastifyPluginAsync = async (app) => {
+  app.get('/', { schema: { hide: true } }, home);
   const html = (_req: unknown, reply: import('fastify').FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(DASHBOARD_HTML);
   app.get('/dashboard', { schema: { hide: true } }, html);
   app.get('/dashboard/*', { schema: { hide: true } }, (req, reply) =>

@@ -9,11 +9,13 @@ const auth = () => sessionStorage.getItem('auth');
 const operator = () => sessionStorage.getItem('admin');
 const enc = encodeURIComponent;
 
+// Every request says it is the dashboard's (X-Payments-Dashboard: 1): the request log marks it
+// and hides the dashboard's reads unless asked, so the platform's own calls stay in view.
 async function call(url, authorization, method, body) {
-  const res = await fetch(url, { method, headers: { authorization, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(url, { method, headers: { authorization, 'x-payments-dashboard': '1', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
   const text = await res.text();
   const json = text ? JSON.parse(text) : null;
-  if (!res.ok) throw new Error(res.status + ' ' + (json && json.code) + ': ' + (json && json.message));
+  if (!res.ok) { const e = new Error(res.status + ' ' + (json && json.code) + ': ' + (json && json.message)); e.status = res.status; e.body = json; throw e; }
   return json;
 }
 /** The platform's API (path under the version prefix). */
@@ -94,10 +96,24 @@ const ACTIONS = {
   redeliver: (d) => act('Redelivery scheduled', () => api('POST', '/sandbox/webhook-deliveries/' + enc(d.id) + '/redeliver')),
   resetPlatform: (d) => confirm('Reset platform ' + d.id + '?') && act('Platform reset', () => admin('POST', '/platforms/' + enc(d.id) + '/reset')),
   resetAll: () => confirm('Reset every platform?') && act('Every platform reset', () => admin('POST', '/sandbox/reset')),
+  toggleDashboardReads: () => { showDashboardReads = !showDashboardReads; return render(); },
+  addCurrency: () => { $('#currencies').insertAdjacentHTML('beforeend', currencyRow({ enabledTransactionTypes: TYPES, requiredCounterpartyFields: [{ name: 'FULL_NAME', mandatory: true }] })); renumber($('#config-form')); },
+  addFee: () => { $('#fees').insertAdjacentHTML('beforeend', feeRow({ sourceCurrency: 'USD', variableFeeBps: 0, fixedFee: { amount: 0, currency: 'USD' } }, false)); renumber($('#config-form')); },
+  removeRow: (d, b) => { const tr = b.closest('tr'); if (tr.dataset.stored) { tr.dataset.removed = '1'; tr.hidden = true; } else tr.remove(); renumber($('#config-form')); },
+  testWebhookSettings: async () => {
+    const out = $('#test-result');
+    out.className = 'muted';
+    out.textContent = 'sending…';
+    try {
+      const r = await api('POST', '/sandbox/webhooks/test');
+      out.className = 'ok';
+      out.textContent = 'Sent to ' + r.url + ': answered ' + r.response_status + (r.response_body ? ' ' + String(r.response_body).slice(0, 120) : '');
+    } catch (e) { out.className = 'err'; out.textContent = e.message; }
+  },
 };
 document.addEventListener('click', (e) => {
   const b = e.target.closest && e.target.closest('button[data-act]');
-  if (b) { e.preventDefault(); ACTIONS[b.dataset.act](b.dataset); }
+  if (b) { e.preventDefault(); ACTIONS[b.dataset.act](b.dataset, b); }
 });
 
 // ---- Timelines -----------------------------------------------------------------------------
@@ -125,6 +141,140 @@ const cardCols = [['Card', (c) => esc(short(c.id))], ['Cardholder', (c) => link(
   ['Funding sources', (c) => c.fundingSources.map((id) => link(id)).join('<br>')], ['Created', (c) => when(c.createdAt)]];
 const actionAmount = (x) => x.quote ? esc(fmt(x.quote.totalSendingAmount, x.quote.sendingCurrency && x.quote.sendingCurrency.decimals)) + ' ' + esc(x.quote.sendingCurrency && x.quote.sendingCurrency.code) : x.transferDetails ? esc(x.transferDetails.amount) + ' ' + esc(x.transferDetails.currency) : '';
 const endpointOf = (s) => s ? (s.accountId ? link(s.accountId) : esc(s.umaAddress || s.sourceType || s.destinationType)) : '';
+
+// ---- Settings: PATCH /config and PATCH /sandbox/settings --------------------------------------
+// Each input carries the API's path of its field (data-field, e.g. "supportedCurrencies.0.minAmount"),
+// so each field error of a 400 (details.errors[].field) is shown beside its field. Rows of a list
+// carry data-list and inputs data-k (their key in the row); renumber() names them in form order.
+
+/** Pages the 3-second timer does not read again (a form being edited). */
+const STILL = ['settings'];
+let showDashboardReads = false;
+const fieldsText = (list) => (list || []).map((f) => f.name + (f.mandatory ? '' : '?')).join(', ');
+const fieldsOf = (text) => String(text).split(',').map((x) => x.trim()).filter(Boolean).map((x) => x.endsWith('?') ? { name: x.slice(0, -1).trim(), mandatory: false } : { name: x, mandatory: true });
+const inp = (field, value, extra) => '<input data-field="' + esc(field) + '" value="' + esc(value ?? '') + '"' + (extra || '') + '>';
+const rowInp = (k, value, extra) => '<input data-k="' + esc(k) + '" value="' + esc(value ?? '') + '"' + (extra || '') + '>';
+const labelled = (label, field, value, extra) => '<label>' + esc(label) + inp(field, value, extra) + '</label>';
+const TYPES = ['INCOMING', 'OUTGOING'];
+function currencyRow(c) {
+  return '<tr data-list="supportedCurrencies"><td>' + rowInp('currencyCode', c.currencyCode, ' size="6"') + '</td><td>' + rowInp('minAmount', c.minAmount, ' size="12"') + '</td><td>' + rowInp('maxAmount', c.maxAmount, ' size="14"') + '</td>' +
+    '<td><span data-k="enabledTransactionTypes">' + TYPES.map((x) => '<label class="inline"><input type="checkbox" data-type="' + x + '"' + ((c.enabledTransactionTypes || []).includes(x) ? ' checked' : '') + '> ' + x + '</label>').join(' ') + '</span></td>' +
+    '<td>' + rowInp('requiredCounterpartyFields', fieldsText(c.requiredCounterpartyFields), ' size="36"') + '</td><td>' + btn('removeRow', 'Remove') + '</td></tr>';
+}
+function feeRow(f, stored) {
+  return '<tr data-list="feeConfigs"' + (stored ? ' data-stored="1"' : '') + '><td><select data-k="feeType"><option>CROSS_CURRENCY_TRANSACTION</option></select></td><td>' + rowInp('sourceCurrency', f.sourceCurrency, ' size="6"') + '</td>' +
+    '<td>' + rowInp('variableFeeBps', f.variableFeeBps, ' size="8"') + '</td><td>' + rowInp('fixedFee.amount', f.fixedFee && f.fixedFee.amount, ' size="10"') + '</td><td>' + rowInp('fixedFee.currency', f.fixedFee && f.fixedFee.currency, ' size="6"') + '</td><td>' + btn('removeRow', 'Remove') + '</td></tr>';
+}
+const WALLET = [['appName', 'App name'], ['otpLength', 'OTP length (4 to 12)'], ['expirationSeconds', 'OTP expiry (seconds)'], ['sendFromEmailAddress', 'Send from (email)'], ['sendFromEmailSenderName', 'Sender name'], ['replyToEmailAddress', 'Reply-to (email)'], ['logoUrl', 'Logo URL']];
+const TWO_FA = [['displayName', 'Display name'], ['logoUrl', 'Logo URL (https)'], ['email.fromAddress', 'Email: from address'], ['email.fromName', 'Email: from name'], ['email.replyToAddress', 'Email: reply-to'],
+  ['email.subject', 'Email: subject'], ['email.bodyText', 'Email: body'], ['sms.templateSid', 'SMS: template SID'], ['sms.bodyText', 'SMS: body']];
+const pick = (o, path) => path.split('.').reduce((v, k) => (v == null ? undefined : v[k]), o);
+function settingsForm(cfg) {
+  const w = cfg.embeddedWalletConfig || {};
+  return '<form id="config-form" class="settings"><p class="muted">Platform configuration (<code>PATCH /config</code>; the API checks every field and its errors show beside them).</p><p class="err" id="form-errors"></p>' +
+    '<h3>General</h3>' + labelled('UMA domain', 'umaDomain', cfg.umaDomain, ' size="48"') +
+    '<label>Webhook endpoint (empty: none)' + inp('webhookEndpoint', cfg.webhookEndpoint, ' size="60"') + '</label>' +
+    '<p>' + btn('testWebhookSettings', 'Send test webhook') + ' <span class="muted">to the saved endpoint</span> <span id="test-result"></span></p>' +
+    '<p class="muted">Regulated financial institution: <b>' + (cfg.isRegulatedFinancialInstitution ? 'yes' : 'no') + '</b> (fixed when the platform is created)</p>' +
+    '<h3>Supported currencies</h3><p class="muted">Amounts in the smallest unit of the currency. Required counterparty fields: names separated by commas, a name ending in ? is optional (FULL_NAME, EMAIL?).</p>' +
+    '<table data-field="supportedCurrencies"><thead><tr><th>Currency</th><th>Minimum</th><th>Maximum</th><th>Transaction types</th><th>Required counterparty fields</th><th></th></tr></thead><tbody id="currencies">' +
+    cfg.supportedCurrencies.map(currencyRow).join('') + '</tbody></table>' + btn('addCurrency', 'Add a currency') +
+    '<h3>Fees</h3><p class="muted">Charged on cross-currency transactions; a removed fee is sent with 0 bps and 0 fixed, which turns it off.</p>' +
+    '<table data-field="feeConfigs"><thead><tr><th>Fee type</th><th>Source currency</th><th>Variable (bps)</th><th>Fixed amount</th><th>Fixed currency</th><th></th></tr></thead><tbody id="fees">' +
+    cfg.feeConfigs.map((f) => feeRow(f, true)).join('') + '</tbody></table>' + btn('addFee', 'Add a fee') +
+    '<h3>Card tokenization 2FA</h3><p class="muted">An empty field keeps what is stored (the API merges these settings).</p><fieldset data-field="cardTokenization2faConfig">' +
+    TWO_FA.map((f) => labelled(f[1], 'cardTokenization2faConfig.' + f[0], pick(cfg.cardTokenization2faConfig, f[0]), ' size="48"')).join('') + '</fieldset>' +
+    '<h3>Embedded wallets</h3><fieldset data-field="embeddedWalletConfig">' + WALLET.map((f) => labelled(f[1], 'embeddedWalletConfig.' + f[0], w[f[0]], ' size="48"')).join('') +
+    '<label>Alphanumeric OTP <select data-field="embeddedWalletConfig.alphanumeric"><option value="">(unchanged)</option><option value="true"' + (w.alphanumeric === true ? ' selected' : '') + '>yes</option><option value="false"' + (w.alphanumeric === false ? ' selected' : '') + '>no</option></select></label></fieldset>' +
+    '<p><button type="submit" id="save-config">Save settings</button></p></form>';
+}
+function sandboxForm(o) {
+  const box = (k, label) => '<label class="inline"><input type="checkbox" data-field="' + k + '"' + (o[k] ? ' checked' : '') + '> ' + esc(label) + '</label>';
+  return '<form id="sandbox-form" class="settings"><h3>Sandbox options</h3><p class="muted"><code>PATCH /sandbox/settings</code> (the operator API sets the same options).</p><p class="err" id="sandbox-errors"></p>' +
+    '<p>' + box('skipVerificationPaperwork', 'Skip verification paperwork') + ' <span class="muted">the name suffix decides KYC/KYB with no documents (individuals at create, businesses at first submission)</span></p>' +
+    '<p>' + box('invitationsConfigured', 'Invitations set up') + ' <span class="muted">off: creating and claiming UMA invitations answers 400 INVITATIONS_NOT_CONFIGURED</span></p>' +
+    '<p><button type="submit" id="save-sandbox">Save sandbox options</button></p></form>';
+}
+/** Name each row's inputs after its position: "<list>.<i>.<key>"; removed rows are skipped. */
+function renumber(form) {
+  const counters = {};
+  for (const tr of form.querySelectorAll('tr[data-list]')) {
+    const list = tr.dataset.list;
+    const i = counters[list] = (counters[list] ?? -1) + 1;
+    tr.dataset.field = list + '.' + i;
+    for (const el of tr.querySelectorAll('[data-k]')) el.dataset.field = list + '.' + i + '.' + el.dataset.k;
+  }
+}
+/** An integer typed as digits is sent as a number; anything else as typed, for the API to name. */
+const num = (v) => /^-?\d+$/.test(v) ? Number(v) : v;
+function collectConfig(form) {
+  renumber(form);
+  const val = (f) => { const el = form.querySelector('[data-field="' + f + '"]'); return el ? el.value.trim() : ''; };
+  const endpoint = val('webhookEndpoint');
+  const body = { umaDomain: val('umaDomain'), webhookEndpoint: endpoint === '' ? null : endpoint };
+  body.supportedCurrencies = [...form.querySelectorAll('tr[data-list=supportedCurrencies]')].map((tr) => {
+    const f = tr.dataset.field;
+    return { currencyCode: val(f + '.currencyCode'), minAmount: num(val(f + '.minAmount')), maxAmount: num(val(f + '.maxAmount')),
+      requiredCounterpartyFields: fieldsOf(val(f + '.requiredCounterpartyFields')), enabledTransactionTypes: [...tr.querySelectorAll('input[data-type]:checked')].map((x) => x.dataset.type) };
+  });
+  body.feeConfigs = [...form.querySelectorAll('tr[data-list=feeConfigs]')].map((tr) => {
+    const f = tr.dataset.field;
+    const off = tr.dataset.removed === '1';
+    return { feeType: val(f + '.feeType'), sourceCurrency: val(f + '.sourceCurrency'), variableFeeBps: off ? 0 : num(val(f + '.variableFeeBps')), fixedFee: { amount: off ? 0 : num(val(f + '.fixedFee.amount')), currency: val(f + '.fixedFee.currency') } };
+  });
+  const nested = (prefix, fields, numeric) => {
+    const out = {};
+    for (const [k] of fields) {
+      const v = val(prefix + '.' + k);
+      if (v === '') continue;
+      const parts = k.split('.');
+      let o = out;
+      for (const p of parts.slice(0, -1)) o = o[p] = o[p] || {};
+      o[parts[parts.length - 1]] = numeric.includes(k) ? num(v) : v;
+    }
+    return out;
+  };
+  const wallet = nested('embeddedWalletConfig', WALLET, ['otpLength', 'expirationSeconds']);
+  const alnum = val('embeddedWalletConfig.alphanumeric');
+  if (alnum) wallet.alphanumeric = alnum === 'true';
+  if (Object.keys(wallet).length) body.embeddedWalletConfig = wallet;
+  const twoFa = nested('cardTokenization2faConfig', TWO_FA, []);
+  if (Object.keys(twoFa).length) body.cardTokenization2faConfig = twoFa;
+  return body;
+}
+/** Each field error beside its field (or the nearest enclosing one); the rest in the form's error line. */
+function showErrors(form, line, err) {
+  form.querySelectorAll('.ferr').forEach((x) => x.remove());
+  const errors = (err.body && err.body.details && err.body.details.errors) || [];
+  const loose = [];
+  for (const e of errors) {
+    let path = String(e.field || '');
+    let el = null;
+    while (path && !(el = form.querySelector('[data-field="' + path + '"]'))) path = path.includes('.') ? path.slice(0, path.lastIndexOf('.')) : '';
+    const span = '<span class="ferr err" data-error-for="' + esc(e.field) + '">' + esc(e.message) + '</span>';
+    if (!el) loose.push(e);
+    else if (el.tagName === 'TR') el.lastElementChild.insertAdjacentHTML('beforeend', span);
+    else el.insertAdjacentHTML('afterend', span);
+  }
+  const other = err.body && err.body.details && err.body.details.field ? ' (' + err.body.details.field + ')' : '';
+  $(line).textContent = errors.length ? loose.map((e) => e.field + ': ' + e.message).join('; ') : err.message + other;
+}
+async function saveForm(form, line, what, send) {
+  form.querySelectorAll('.ferr').forEach((x) => x.remove());
+  $(line).textContent = '';
+  try { await send(); note(what + ' saved.'); await render(); }
+  catch (e) { note(what + ' not saved: ' + e.message, true); showErrors(form, line, e); }
+}
+document.addEventListener('submit', (e) => {
+  const form = e.target;
+  if (form.id === 'config-form') { e.preventDefault(); saveForm(form, '#form-errors', 'Settings', () => api('PATCH', '/config', collectConfig(form))); }
+  if (form.id === 'sandbox-form') {
+    e.preventDefault();
+    const body = {};
+    for (const x of form.querySelectorAll('input[data-field]')) body[x.dataset.field] = x.checked;
+    saveForm(form, '#sandbox-errors', 'Sandbox options', () => api('PATCH', '/sandbox/settings', body));
+  }
+});
 
 // ---- The pages: [hash, title, render]; a page with a parameter is "<hash>/<id>" --------------
 
@@ -215,9 +365,15 @@ const PAGES = [
       ['', (d) => btn('redeliver', 'Redeliver', { id: d.id })]], r.data);
   }],
   ['requests', 'Request log', async () => {
-    const r = await api('GET', '/sandbox/requests');
-    return h2('Request log') + table([['At', (e) => when(e.at)], ['Request', (e) => esc(e.method + ' ' + e.path)], ['Status', (e) => esc(e.status)], ['ms', (e) => esc(e.latencyMs)], ['Idempotency-Key', (e) => esc(e.idempotencyKey) + (e.replayed ? ' (replayed)' : '')],
+    const r = await api('GET', '/sandbox/requests' + (showDashboardReads ? '?includeDashboardReads=true' : ''));
+    return h2('Request log') + '<p class="muted">The platform\'s calls' + (showDashboardReads ? ' and the dashboard\'s own reads' : '; the dashboard\'s own reads are hidden') + '. ' +
+      btn('toggleDashboardReads', showDashboardReads ? 'Hide the dashboard\'s reads' : 'Show the dashboard\'s reads') + '</p>' +
+      table([['At', (e) => when(e.at)], ['Request', (e) => esc(e.method + ' ' + e.path) + (e.source === 'dashboard' ? ' <span class="st">dashboard</span>' : '')], ['Status', (e) => esc(e.status)], ['ms', (e) => esc(e.latencyMs)], ['Idempotency-Key', (e) => esc(e.idempotencyKey) + (e.replayed ? ' (replayed)' : '')],
       ['Bodies', (e) => (e.requestBody != null ? '<details><summary>request</summary><pre>' + esc(JSON.stringify(e.requestBody, null, 2)) + '</pre></details>' : '') + (e.responseBody != null ? '<details><summary>response</summary><pre>' + esc(JSON.stringify(e.responseBody, null, 2)) + '</pre></details>' : '')]], r.data);
+  }],
+  ['settings', 'Settings', async () => {
+    const [cfg, sandbox] = await Promise.all([api('GET', '/config'), api('GET', '/sandbox/settings')]);
+    return h2('Settings') + settingsForm(cfg) + sandboxForm(sandbox);
   }],
 ];
 
@@ -284,14 +440,18 @@ async function render() {
   try {
     const page = pages.find((p) => p[0] === name) || pages[0];
     const html = name === 'search' && auth() ? await search(param) : await page[2](param);
-    if (html !== null && current()) { $('#main').innerHTML = html; $('#main').dataset.page = name; }
+    if (html !== null && current()) {
+      $('#main').innerHTML = html;
+      $('#main').dataset.page = name;
+      if ($('#config-form')) renumber($('#config-form')); // the rows' fields get their API paths
+    }
   } catch (e) { if (current()) $('#main').innerHTML = '<p class="err">' + esc(e.message) + '</p>'; }
   busy = false;
 }
 $('#search').onsubmit = (e) => { e.preventDefault(); location.hash = '#search/' + enc(new FormData(e.target).get('q')); };
 window.onhashchange = render;
 // Live updates: the open page is read again every 3 seconds (not while typing or in the dialog,
-// nor while a JSON block is open).
-setInterval(() => { if ((auth() || operator()) && !busy && !document.querySelector('input:focus, dialog[open], details[open]')) render(); }, 3000);
+// nor while a JSON block is open, nor a page of STILL: the settings form).
+setInterval(() => { if ((auth() || operator()) && !busy && !STILL.includes($('#main').dataset.page) && !document.querySelector('input:focus, dialog[open], details[open]')) render(); }, 3000);
 render();
 `;

@@ -52,6 +52,26 @@ describe(`dashboard (${STORE})`, { timeout: 180_000 }, () => {
     expect((await t.app.inject({ method: 'GET', url: '/dashboard/customers' })).body).toContain('/dashboard/app.js');
   });
 
+  it('GET / answers a small page linking the dashboard, the API docs and the checks; JSON to a client that asks for it', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    for (const href of ['/dashboard', '/docs', '/2025-10-13/openapi.json', '/healthz', '/readyz', '/metrics']) expect(res.body).toContain(`href="${href}"`);
+    expect(res.body).not.toMatch(/https?:\/\//);
+    // Every link it gives answers 200.
+    for (const href of [...res.body.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!)) expect((await t.app.inject({ method: 'GET', url: href })).statusCode, href).toBe(200);
+    const browser = await t.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    expect(browser.headers['content-type']).toMatch(/^text\/html/);
+    const json = await t.app.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } });
+    expect(json.statusCode).toBe(200);
+    expect(json.headers['content-type']).toMatch(/^application\/json/);
+    expect(json.json()).toMatchObject({ apiVersion: '2025-10-13', apiBaseUrl: '/2025-10-13', links: expect.arrayContaining([{ href: '/dashboard', title: 'Dashboard' }, { href: '/healthz', title: 'Health check' }]) });
+    // Other methods on / are still refused in the envelope.
+    const post = await t.app.inject({ method: 'POST', url: '/' });
+    expect(post.statusCode).toBe(405);
+    expect(post.json()).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED' });
+  });
+
   it.skipIf(!existsSync(CHROMIUM))('signs in, walks every page, does every sandbox action, sees the logs update; the operator view; screenshots', async () => {
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
@@ -220,11 +240,83 @@ describe(`dashboard (${STORE})`, { timeout: 180_000 }, () => {
       expect(deliveries.data.find((d) => d.id === deliveryId)!.attempts).toBe(2);
       await shot('webhooks');
 
-      // ---- The request log updates live ----
+      // ---- The request log updates live, and shows the platform's calls, not the dashboard's own reads ----
       await open('requests', 'Request log');
       await t.call('GET', '/customers?limit=7');
       await page.waitForSelector('main:has-text("/2025-10-13/customers?limit=7")');
       await shot('requests');
+      // The overview reads /customers/internal-accounts?limit=1 (and four more) at each re-read:
+      // those reads are marked and hidden, so two more overviews leave the platform's call on it.
+      const ownRead = '/2025-10-13/customers/internal-accounts?limit=1';
+      await open('overview', 'Sandbox clock');
+      await open('requests', 'Request log');
+      await open('overview', 'Recent requests');
+      await page.waitForSelector('main:has-text("/2025-10-13/customers?limit=7")');
+      expect(await page.textContent('main')).not.toContain(ownRead);
+      await open('requests', 'Request log');
+      expect(await page.textContent('main')).not.toContain(ownRead);
+      // Shown on request, marked as the dashboard's.
+      await page.click('button[data-act=toggleDashboardReads]');
+      await page.waitForSelector(`main tr:has-text(${JSON.stringify(ownRead)}) .st:has-text("dashboard")`);
+      await page.click('button[data-act=toggleDashboardReads]');
+      await page.waitForSelector('main:has-text("the dashboard\'s own reads are hidden")');
+      const logged = await get<{ data: Array<{ source: string; method: string }> }>('/sandbox/requests');
+      expect(logged.data.filter((e) => e.source === 'dashboard' && e.method === 'GET')).toEqual([]);
+      expect(logged.data.some((e) => e.source === 'dashboard' && e.method === 'POST')).toBe(true); // its actions (the seed, the fund …) stay
+
+      // ---- Settings: PATCH /config with each field error beside its field, the test webhook, the sandbox options ----
+      const configBefore = await get<Record<string, unknown>>('/config');
+      await open('settings', 'Sandbox options');
+      expect(await page.inputValue('input[data-field=webhookEndpoint]')).toBe(receiver.url);
+      expect(await page.inputValue('input[data-field="supportedCurrencies.0.currencyCode"]')).toBe('USD');
+      const errorBeside = (field: string) => page.waitForSelector(`[data-field=${JSON.stringify(field)}] + .ferr[data-error-for=${JSON.stringify(field)}]`);
+      await page.fill('input[data-field=umaDomain]', 'not a domain!');
+      await page.fill('input[data-field="supportedCurrencies.0.maxAmount"]', 'lots');
+      await page.click('#save-config');
+      await errorBeside('umaDomain');
+      await errorBeside('supportedCurrencies.0.maxAmount');
+      await page.waitForSelector('#note:has-text("Settings not saved: 400 INVALID_INPUT")');
+      await shot('settings-errors');
+      await page.fill('input[data-field=umaDomain]', 'settings-page.example.com');
+      await page.fill('input[data-field="supportedCurrencies.0.maxAmount"]', '50');
+      await page.click('#save-config');
+      await errorBeside('supportedCurrencies.0.minAmount');
+      expect(await page.textContent('[data-error-for="supportedCurrencies.0.minAmount"]')).toContain('must not be greater than maxAmount');
+      expect(await page.$('[data-error-for=umaDomain]')).toBeNull();
+      expect(await get<Record<string, unknown>>('/config')).toEqual(configBefore); // nothing saved yet
+      await page.fill('input[data-field="supportedCurrencies.0.maxAmount"]', '10000000');
+      await page.click('button[data-act=addFee]');
+      await page.fill('input[data-field="feeConfigs.0.variableFeeBps"]', '25');
+      await page.fill('input[data-field="feeConfigs.0.fixedFee.amount"]', '30');
+      await page.fill('input[data-field="cardTokenization2faConfig.displayName"]', 'Settings Page Bank');
+      await page.fill('input[data-field="supportedCurrencies.1.requiredCounterpartyFields"]', 'FULL_NAME, EMAIL?');
+      await page.click('#save-config');
+      await page.waitForSelector('#note:has-text("Settings saved.")');
+      const saved = await get<{ umaDomain: string; feeConfigs: unknown[]; cardTokenization2faConfig: { displayName: string }; supportedCurrencies: Array<{ requiredCounterpartyFields: unknown }>; webhookEndpoint: string }>('/config');
+      expect(saved.umaDomain).toBe('settings-page.example.com');
+      expect(saved.feeConfigs).toEqual([{ feeType: 'CROSS_CURRENCY_TRANSACTION', sourceCurrency: 'USD', variableFeeBps: 25, fixedFee: { amount: 30, currency: 'USD' } }]);
+      expect(saved.cardTokenization2faConfig.displayName).toBe('Settings Page Bank');
+      expect(saved.supportedCurrencies[1]!.requiredCounterpartyFields).toEqual([{ name: 'FULL_NAME', mandatory: true }, { name: 'EMAIL', mandatory: false }]);
+      expect(saved.webhookEndpoint).toBe(receiver.url);
+      // The saved page shows the stored values again; the PATCH is in the request log, marked.
+      await page.waitForSelector('input[data-field="feeConfigs.0.variableFeeBps"][value="25"]');
+      expect((await get<{ data: Array<{ source: string; method: string; path: string }> }>('/sandbox/requests?limit=5')).data.find((e) => e.method === 'PATCH')).toMatchObject({ source: 'dashboard', path: '/2025-10-13/config' });
+      // The test webhook, its answer shown.
+      const testsBefore = receiver.tests.length;
+      await page.click('button[data-act=testWebhookSettings]');
+      await page.waitForSelector('#test-result:has-text("answered 200")');
+      expect(receiver.tests.length).toBe(testsBefore + 1);
+      // The sandbox options: Skip verification paperwork, through PATCH /sandbox/settings (the operator sees it).
+      expect(await page.isChecked('input[data-field=skipVerificationPaperwork]')).toBe(false);
+      expect(await page.isChecked('input[data-field=invitationsConfigured]')).toBe(true);
+      await page.check('input[data-field=skipVerificationPaperwork]');
+      await page.click('#save-sandbox');
+      await page.waitForSelector('#note:has-text("Sandbox options saved.")');
+      expect(await get('/sandbox/settings')).toEqual({ skipVerificationPaperwork: true, invitationsConfigured: true });
+      const platforms = await get<{ data: Array<{ isDefault: boolean; skipVerificationPaperwork: boolean }> }>('/admin/platforms', admin);
+      expect(platforms.data.find((p) => p.isDefault)!.skipVerificationPaperwork).toBe(true);
+      expect(await page.isChecked('input[data-field=skipVerificationPaperwork]')).toBe(true);
+      await shot('settings');
 
       // ---- Search by id (the header's box) ----
       await page.fill('#search input', acme);

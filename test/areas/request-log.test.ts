@@ -9,6 +9,7 @@ import { otherPlatformAuth } from '../money-helpers.js';
 interface Entry {
   id: number;
   at: string;
+  source: 'api' | 'dashboard';
   method: string;
   path: string;
   route: string | null;
@@ -83,6 +84,52 @@ describe(`request log (${STORE})`, () => {
     await t.call('POST', '/sandbox/reset');
     expect((await log(t)).map((e) => e.route)).toEqual(['/2025-10-13/sandbox/reset']);
     expect((await log(t, '', other)).length).toBe(1);
+  });
+});
+
+describe(`request log: the dashboard's own requests (${STORE})`, () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await makeApp();
+  });
+  afterEach(async () => t.close());
+  const DASHBOARD = { 'x-payments-dashboard': '1' };
+
+  it('marks them source "dashboard"; its reads are hidden unless includeDashboardReads=true, its writes are listed', async () => {
+    await t.call('GET', '/customers?limit=3');
+    await t.call('GET', '/customers?limit=1', undefined, DASHBOARD);
+    await t.call('GET', '/sandbox/clock', undefined, DASHBOARD);
+    const write = await t.call('PATCH', '/config', { umaDomain: 'dashboard-made.example.com' }, DASHBOARD);
+    expect(write.statusCode, write.body).toBe(200);
+    const shown = await log(t);
+    expect(shown.map((e) => [e.source, e.method, e.path])).toEqual([
+      ['dashboard', 'PATCH', '/2025-10-13/config'],
+      ['api', 'GET', '/2025-10-13/customers?limit=3'],
+    ]);
+    const all = await log(t, '?includeDashboardReads=true');
+    expect(all.map((e) => [e.source, e.method, e.path])).toEqual([
+      ['dashboard', 'PATCH', '/2025-10-13/config'],
+      ['dashboard', 'GET', '/2025-10-13/sandbox/clock'],
+      ['dashboard', 'GET', '/2025-10-13/customers?limit=1'],
+      ['api', 'GET', '/2025-10-13/customers?limit=3'],
+    ]);
+    // Following with ?after= works across both.
+    expect((await log(t, `?includeDashboardReads=true&after=${all[2]!.id}`)).map((e) => e.path)).toEqual(['/2025-10-13/config', '/2025-10-13/sandbox/clock']);
+    // Another header value is not the dashboard's.
+    await t.call('GET', '/sandbox/clock', undefined, { 'x-payments-dashboard': 'yes' });
+    expect((await log(t, '?limit=1'))[0]).toMatchObject({ source: 'api', path: '/2025-10-13/sandbox/clock' });
+    envelope(await t.call('GET', '/sandbox/requests?includeDashboardReads=maybe'), 400, 'INVALID_INPUT');
+  });
+
+  it('its reads never push the platform\'s calls out of the log; a reset empties both', async () => {
+    await t.call('GET', '/customers?limit=5');
+    for (let i = 0; i < REQUEST_LOG_SIZE + 20; i++) await t.call('GET', '/sandbox/clock', undefined, DASHBOARD);
+    expect((await log(t)).map((e) => e.path)).toEqual(['/2025-10-13/customers?limit=5']);
+    const all = await log(t, '?includeDashboardReads=true');
+    expect(all.length).toBe(REQUEST_LOG_SIZE);
+    expect(all.every((e) => e.source === 'dashboard')).toBe(true);
+    await t.call('POST', '/sandbox/reset');
+    expect((await log(t, '?includeDashboardReads=true')).map((e) => e.route)).toEqual(['/2025-10-13/sandbox/reset']);
   });
 });
 

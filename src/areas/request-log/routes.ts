@@ -7,6 +7,7 @@ export const LoggedRequest = Type.Object(
   {
     id: Type.Integer({ description: 'Sequence number of the entry (later requests have larger ones)' }),
     at: Type.String({ format: 'date-time', description: 'When the answer was sent, on the platform\'s sandbox clock' }),
+    source: Type.Enum(['api', 'dashboard'], { description: 'Who made it: "dashboard" when it carried X-Payments-Dashboard: 1 (the dashboard\'s requests), else "api"' }),
     method: Type.String(),
     path: Type.String({ description: 'The path and query string as requested' }),
     route: Type.Union([Type.String(), Type.Null()], { description: 'The route pattern that served it' }),
@@ -24,6 +25,9 @@ export const LoggedRequest = Type.Object(
 export const RequestLogQuery = Type.Object({
   after: Type.Optional(Type.Integer({ minimum: 0, description: 'Only entries with a larger id (to follow the log)' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: REQUEST_LOG_SIZE, description: `At most this many, newest first (default and maximum ${REQUEST_LOG_SIZE})` })),
+  includeDashboardReads: Type.Optional(
+    Type.Boolean({ description: 'Also list the dashboard\'s own reads (GETs sent with X-Payments-Dashboard: 1), hidden by default; they are kept apart, the last ' + REQUEST_LOG_SIZE + ' of them' }),
+  ),
 });
 
 export const requestLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -37,7 +41,8 @@ export const requestLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'The request log',
         description:
           `The platform's last ${REQUEST_LOG_SIZE} API requests, newest first, with their bodies (secret fields redacted), status, latency, Idempotency-Key and replay flag. ` +
-          'Kept in the server\'s memory: a restart or a reset empties it. Requests to this path are not logged. Permission VIEW.',
+          'Kept in the server\'s memory: a restart or a reset empties it. Requests to this path are not logged. ' +
+          'The dashboard\'s requests (X-Payments-Dashboard: 1) are marked `source: "dashboard"`; its reads are kept apart and listed only with `includeDashboardReads=true`. Permission VIEW.',
         querystring: RequestLogQuery,
         response: { 200: Type.Object({ data: Type.Array(LoggedRequest) }), ...errorResponses() },
       },

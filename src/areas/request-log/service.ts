@@ -13,6 +13,17 @@ export const REQUEST_LOG_SIZE = 200;
 export const BODY_EXCERPT_CHARS = 16_384;
 export const REDACTED = '[REDACTED]';
 
+/**
+ * The header the dashboard's script sends on every request it makes (`X-Payments-Dashboard:
+ * 1`): the log marks those entries `source: "dashboard"`. The dashboard's reads (it reads the
+ * open page again every 3 seconds) are kept apart and hidden unless asked for, so they never
+ * push the platform's own calls out of the log (docs/dashboard.md, "Request log").
+ */
+export const DASHBOARD_HEADER = 'x-payments-dashboard';
+
+/** Who made a logged request: the platform's own client, or the dashboard (DASHBOARD_HEADER). */
+export type RequestSource = 'api' | 'dashboard';
+
 /** Field names whose values never enter the log. */
 const SECRET_KEY = /secret|password|passcode|passphrase|^pin$|cvv|cvc|private|apikey|api_key|accesstoken|refreshtoken|authorization|signature|^otp$|cardnumber|^pan$|embedurl|seed|mnemonic/i;
 
@@ -20,6 +31,7 @@ export interface LoggedRequest {
   id: number;
   at: string;
   platformId: string;
+  source: RequestSource;
   method: string;
   path: string;
   route: string | null;
@@ -56,9 +68,21 @@ interface Stored extends Omit<LoggedRequest, 'responseBody' | 'truncated'> {
 /** Texts longer than this are redacted when logged, not kept whole until read. */
 const KEEP_TEXT_CHARS = 262_144;
 
+/** The dashboard's reads: kept in rings of their own, so they never take a platform call's place. */
+const isDashboardRead = (e: { source: RequestSource; method: string }): boolean => e.source === 'dashboard' && (e.method === 'GET' || e.method === 'HEAD');
+
+export interface RequestLogQuery {
+  after?: number | undefined;
+  limit?: number | undefined;
+  /** Also list the dashboard's reads (hidden by default). */
+  includeDashboardReads?: boolean | undefined;
+}
+
 export class RequestLog {
   private seq = 0;
   private readonly byPlatform = new Map<string, Stored[]>();
+  /** The dashboard's reads, per platform, in rings of the same size. */
+  private readonly dashboardReads = new Map<string, Stored[]>();
   constructor(readonly size = REQUEST_LOG_SIZE) {}
 
   /**
@@ -72,15 +96,17 @@ export class RequestLog {
       e.view = responseView(entry.responseText);
       e.responseText = undefined;
     }
-    let ring = this.byPlatform.get(entry.platformId);
-    if (!ring) this.byPlatform.set(entry.platformId, (ring = []));
+    const rings = isDashboardRead(entry) ? this.dashboardReads : this.byPlatform;
+    let ring = rings.get(entry.platformId);
+    if (!ring) rings.set(entry.platformId, (ring = []));
     ring.push(e);
     if (ring.length > this.size) ring.splice(0, ring.length - this.size);
   }
 
-  /** Newest first; `after` (an id) keeps only later entries, for tails. */
-  list(platformId: string | null, opts: { after?: number; limit?: number } = {}): LoggedRequest[] {
-    const all = platformId === null ? [...this.byPlatform.values()].flat() : (this.byPlatform.get(platformId) ?? []);
+  /** Newest first; `after` (an id) keeps only later entries, for tails; the dashboard's reads only when asked for. */
+  list(platformId: string | null, opts: RequestLogQuery = {}): LoggedRequest[] {
+    const of = (rings: Map<string, Stored[]>) => (platformId === null ? [...rings.values()].flat() : (rings.get(platformId) ?? []));
+    const all = opts.includeDashboardReads ? [...of(this.byPlatform), ...of(this.dashboardReads)] : of(this.byPlatform);
     const after = opts.after ?? 0;
     return all
       .filter((e) => e.id > after)
@@ -91,10 +117,12 @@ export class RequestLog {
 
   clear(platformId: string): void {
     this.byPlatform.delete(platformId);
+    this.dashboardReads.delete(platformId);
   }
 
   clearAll(): void {
     this.byPlatform.clear();
+    this.dashboardReads.clear();
   }
 }
 
@@ -198,6 +226,7 @@ export function installRequestLog(app: FastifyInstance, deps: Pick<AppDeps, 'sto
         // On the platform's sandbox clock, like every time it sees.
         at: iso(deps.clock.nowMs() + Number(req.auth!.platform.clock_offset_ms)),
         platformId,
+        source: req.headers[DASHBOARD_HEADER] === '1' ? 'dashboard' : 'api',
         method: req.method,
         path: req.url,
         route,
