@@ -29,7 +29,31 @@ export async function migrate(store: Store): Promise<string[]> {
     allowUnorderedMigrations: true,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (attempt < OTHER_SCHEMA_RETRIES && schema && isOtherSchemaGone(error, schema)) continue;
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** How many times a migration run starts again after another schema vanished under it. */
+const OTHER_SCHEMA_RETRIES = 10;
+
+/**
+ * Before it migrates, Kysely's migrator looks for its tables by introspecting every table of
+ * every schema of the database (`has_schema_privilege` and `pg_get_serial_sequence` of each).
+ * A schema or table another process drops meanwhile (on a shared database: another
+ * service's, or the test suite's concurrent schemas) makes that query fail with "schema …
+ * does not exist", "relation … does not exist" or a failed catalog lookup, before any
+ * migration ran. Such a failure is not about this store: the run starts again. A failure
+ * naming this store's own schema is real and stays one.
+ */
+function isOtherSchemaGone(error: unknown, schema: string): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (!['3F000', '42P01', 'XX000'].includes(code)) return false;
+  if (code === 'XX000' && !/cache lookup failed/i.test(message)) return false;
+  return !message.includes(`"${schema}"`) && !message.includes(`"${schema}.`);
 }

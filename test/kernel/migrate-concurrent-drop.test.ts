@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openStore } from '../../src/kernel/db/connect.js';
+import { migrate } from '../../src/kernel/db/migrations.js';
+
+// Kysely's migrator looks at every table of every schema of the database (its introspection
+// asks has_schema_privilege and pg_get_serial_sequence of each) before it migrates. On a shared
+// database another process dropping its own schema at that moment made the migration fail with
+// `schema "…" does not exist` (the test suite's PostgreSQL flake: test schemas are created
+// and dropped concurrently). Another schema's drop must never fail this store's start.
+
+const url = process.env.TEST_DATABASE_URL;
+const onPostgres = process.env.TEST_STORE === 'postgres' && !!url;
+
+describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQL)', () => {
+  it('another schema created and dropped meanwhile never fails the migration', async () => {
+    const churn = new pg.Client({ connectionString: url });
+    await churn.connect();
+    let stop = false;
+    const churning = (async () => {
+      while (!stop) {
+        const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+        await churn.query(`CREATE SCHEMA "${name}"`);
+        await churn.query(`CREATE TABLE "${name}".a (id bigserial primary key, v text)`);
+        await churn.query(`CREATE TABLE "${name}".b (id bigserial primary key, v text)`);
+        await churn.query(`DROP SCHEMA "${name}" CASCADE`);
+      }
+    })();
+    const schemas: string[] = [];
+    try {
+      for (let round = 0; round < 6; round++) {
+        const schema = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+        schemas.push(schema);
+        const store = await openStore({ kind: 'postgres', location: url! }, { schema, poolSize: 2 });
+        try {
+          const applied = await migrate(store);
+          expect(applied.length).toBeGreaterThan(30);
+          // A second migrate also introspects every schema: it applies nothing and does not fail.
+          expect(await migrate(store)).toEqual([]);
+        } finally {
+          await store.close();
+        }
+      }
+    } finally {
+      stop = true;
+      await churning;
+      for (const s of schemas) await churn.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+      await churn.end();
+    }
+  }, 120_000);
+});
