@@ -203,6 +203,7 @@ describe.skipIf(skipReason !== '')('SQLite disk full: answered in the envelope, 
     // /healthz every 100 ms, the WAL's size every 20 ms.
     const health: number[] = [];
     const readyz: Array<{ at: number; status: number }> = [];
+    const reads: Answer[] = [];
     let walMax = 0;
     let walMaxUnderLoad = 0;
     let phase: 'load' | 'full' | 'after' = 'load';
@@ -215,6 +216,7 @@ describe.skipIf(skipReason !== '')('SQLite disk full: answered in the envelope, 
         if (n++ % 5 === 0) {
           health.push(await fetch(`${s.base}/healthz`).then((r) => r.status, () => 0));
           readyz.push({ at: Date.now(), status: await fetch(`${s.base}/readyz`).then((r) => r.status, () => 0) });
+          reads.push(await call(s.base, 'GET', '/transactions?limit=5'));
         }
         await sleep(20);
       }
@@ -271,13 +273,20 @@ describe.skipIf(skipReason !== '')('SQLite disk full: answered in the envelope, 
     await sleep(3_000);
     stop = true;
     await Promise.all(clients);
+    // The keys refused while the disk was full: how long after space returned the last of them was paid.
+    const refused = new Set(answers.filter((a) => a.status !== 200).map((a) => a.key));
+    const allPaidMs = Math.max(0, ...answers.filter((a) => a.status === 200 && refused.has(a.key)).map((a) => a.at + a.ms - freedAt));
     await watcher;
     const walAfter = existsSync(wal()) ? statSync(wal()).size : 0;
+    const failed = answers.filter((a) => a.status !== 200);
+    const slowestFailure = Math.max(0, ...failed.map((a) => a.ms));
+    const unavailableLines = s.output().split('\n').filter((l) => /store unavailable/.test(l)).length;
 
     console.log(
-      `disk full: ${answers.length} answers, ${done.size} keys paid (${beforeFull} before the fill), ${failedWhileFull} failed answers while full; ` +
-        `recovered ${recoveredMs} ms after space returned; WAL max ${(walMaxUnderLoad / 2 ** 20).toFixed(1)} MB under load, ${(walMax / 2 ** 20).toFixed(1)} MB overall, ${(walAfter / 2 ** 20).toFixed(1)} MB at the end; ` +
-        `readyz while full: ${[...new Set(readyz.filter((r) => r.at >= fullAt && r.at < freedAt).map((r) => r.status))].join(',')}`,
+      `disk full: ${answers.length} answers, ${done.size} keys paid (${beforeFull} before the fill), ${failed.length} failed answers (${failedWhileFull} while full), the slowest in ${slowestFailure} ms; ` +
+        `${unavailableLines} "store unavailable" warnings; recovered ${recoveredMs} ms after space returned, the last refused key paid ${allPaidMs} ms after; WAL max ${(walMaxUnderLoad / 2 ** 20).toFixed(1)} MB under load, ${(walMax / 2 ** 20).toFixed(1)} MB overall, ${(walAfter / 2 ** 20).toFixed(1)} MB at the end; ` +
+        `readyz while full: ${readyz.filter((r) => r.at >= fullAt && r.at < freedAt).map((r) => r.status).join(',')}; ` +
+        `GET /transactions while full: ${reads.filter((r) => r.at >= fullAt && r.at < freedAt).map((r) => r.status).join(',')}`,
     );
 
     // The process stayed up and never said "unhandled".
@@ -300,10 +309,19 @@ describe.skipIf(skipReason !== '')('SQLite disk full: answered in the envelope, 
     // Writes resumed by themselves.
     expect(recoveredMs, 'writes did not resume').toBeGreaterThanOrEqual(0);
     expect(recoveredMs).toBeLessThan(RECOVERY_BOUND_MS);
-    // /healthz answered 200 throughout (alive); /readyz stays 200: reads are served (docs).
+    // /healthz answered 200 throughout (alive). /readyz (docs): 200 while full, reads are
+    // served, except a read that shared a group of writes whose commit failed (503); 200 after.
     expect(health.length).toBeGreaterThan(20);
     expect(health.every((h) => h === 200), `healthz: ${health.join(',')}`).toBe(true);
-    expect(readyz.every((r) => r.status === 200), `readyz: ${readyz.map((r) => r.status).join(',')}`).toBe(true);
+    const readyzWhileFull = readyz.filter((r) => r.at >= fullAt && r.at < freedAt).map((r) => r.status);
+    expect(readyz.every((r) => r.status === 200 || r.status === 503), `readyz: ${readyz.map((r) => r.status).join(',')}`).toBe(true);
+    expect(readyzWhileFull.filter((st) => st === 200).length, `readyz while full: ${readyzWhileFull.join(',')}`).toBeGreaterThan(readyzWhileFull.length / 2);
+    expect((await fetch(`${s.base}/readyz`)).status).toBe(200);
+    // Reads (GET /transactions) were served while full, the same way.
+    const readsWhileFull = reads.filter((r) => r.at >= fullAt && r.at < freedAt);
+    const badReads = reads.filter((r) => r.status !== 200 && !(r.status === 503 && /^\d+$/.test(r.retryAfter ?? '') && (JSON.parse(r.body) as { code?: string }).code === 'SERVICE_UNAVAILABLE'));
+    expect(badReads.map((r) => `${r.status}: ${r.body.slice(0, 200)}`)).toEqual([]);
+    expect(readsWhileFull.filter((r) => r.status === 200).length, `reads while full: ${readsWhileFull.map((r) => r.status).join(',')}`).toBeGreaterThan(readsWhileFull.length / 2);
     // The WAL stayed within its bound under sustained writes, and shrank once space returned.
     expect(walMaxUnderLoad).toBeLessThanOrEqual(WAL_BOUND_BYTES);
     expect(walMax).toBeLessThanOrEqual(WAL_BOUND_BYTES);
