@@ -23,8 +23,8 @@ import { Worker } from 'node:worker_threads';
 // - `journal_size_limit` (WAL_SIZE_LIMIT_BYTES) truncates the file to that size when it is
 //   rewound: the WAL never keeps more than it needs;
 // - the worker truncates the WAL to nothing (TRUNCATE, without waiting for anyone) once it is
-//   over that limit and writes have paused, e.g. after a checkpoint failed on a full disk
-//   and space came back.
+//   over that limit and writes have paused (the WAL holds the same frames as a tick before),
+//   e.g. after a checkpoint failed on a full disk and space came back.
 // The WAL file stays within WAL_BOUND_BYTES: the threshold, plus the commit that crossed it
 // (a group of at most 64 transactions), plus what was written while the rewind could not
 // happen (a checkpoint of the worker held its lock at that moment: the next commit checkpoints
@@ -47,14 +47,23 @@ db.pragma('busy_timeout = 0');
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
 const truncate = db.prepare('pragma wal_checkpoint(TRUNCATE)');
 const walFile = workerData.file + '-wal';
-let lastSize = -1;
+let lastFrames = -1;
 const timer = setInterval(() => {
-  let size = 0;
-  try { size = statSync(walFile).size; } catch {}
-  // Over the limit and unchanged since the last tick: nobody is writing, truncate it.
-  const idle = size > workerData.truncateAbove && size === lastSize;
-  lastSize = size;
-  try { (idle ? truncate : checkpoint).get(); } catch { /* busy, a full disk, closing: the next tick tries again */ }
+  try {
+    const { log } = checkpoint.get();
+    // The WAL holds the same frames as at the last tick: nobody wrote meanwhile. Over the
+    // limit, truncate it (without waiting: a writer that came back keeps it, for next time).
+    const idle = log === lastFrames;
+    lastFrames = log;
+    if (idle && log > 0) {
+      let size = 0;
+      try { size = statSync(walFile).size; } catch {}
+      if (size > workerData.truncateAbove) truncate.get();
+    }
+  } catch {
+    // Busy, a full disk, closing: the next tick tries again.
+    lastFrames = -1;
+  }
 }, workerData.intervalMs);
 parentPort.on('message', (m) => {
   if (m !== 'stop') return;
