@@ -16,7 +16,7 @@ import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
 import { declaredAnswer } from './kernel/references.js';
 import { makeClientErrorHandler, requestTimeoutOptions } from './kernel/client-errors.js';
-import { isStoreUnavailable, STORE_RETRY_AFTER_S } from './kernel/db/unavailable.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_S, unavailableMessage } from './kernel/db/unavailable.js';
 import { claimKey, completeKey, type IdempotencyContext, LEASE_RENEW_MS, releaseKey, renewLeases, requestHash, runClaimed } from './kernel/idempotency.js';
 import type { Hooks } from './kernel/hooks.js';
 import type { JobQueue } from './kernel/jobs.js';
@@ -272,14 +272,21 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       // the signed retry carries the same Idempotency-Key (docs/embedded-wallets.md).
       if (reply.statusCode >= 500 || reply.statusCode === 401 || (reply.statusCode === 202 && signedRetryRoute(req))) {
         // The store may be what failed (503): the key's lease then runs out by itself.
+        // Never an error here: the answer (an envelope) is already decided, and a hook that
+        // throws while an error is sent turns it into Fastify's own 500 body.
         await releaseKey(deps.store.db, claim).catch((err: unknown) => {
-          if (!isStoreUnavailable(err)) throw err;
-          req.log.warn({ err: (err as Error).message }, 'Idempotency-Key not released (store unavailable); its lease will run out');
+          if (isStoreUnavailable(err)) req.log.warn({ err: (err as Error).message }, 'Idempotency-Key not released (store unavailable); its lease will run out');
+          else req.log.error({ err }, 'Idempotency-Key not released; its lease will run out');
         });
       } else {
         const type = reply.getHeader('content-type');
         const raw = typeof payload === 'string' ? payload : payload === undefined || payload === null ? '' : String(payload);
-        await completeKey(deps.store.db, claim, reply.statusCode, storedBody(req, claim, raw), typeof type === 'string' ? type : null);
+        // A store that cannot write now: the answer goes out unstored (an effect stored its own
+        // with it, effectTransaction); the claim's lease runs out and a retry runs again.
+        await completeKey(deps.store.db, claim, reply.statusCode, storedBody(req, claim, raw), typeof type === 'string' ? type : null).catch((err: unknown) => {
+          if (!isStoreUnavailable(err)) throw err;
+          req.log.warn({ err: (err as Error).message }, 'Idempotency-Key answer not stored (store unavailable); its lease will run out');
+        });
       }
     } finally {
       heldClaims.delete(claim.token);
@@ -360,9 +367,9 @@ const FRAMEWORK_400: Record<string, string> = {
 
 function sendError(err: FastifyError | ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (!(err instanceof ApiError) && isStoreUnavailable(err)) {
-    // The database cannot be reached now (stopped, restarting, connections cut): not a bug.
-    req.log.warn({ err: (err as Error).message }, 'store unavailable');
-    err = apiError(503, 'SERVICE_UNAVAILABLE', 'The store cannot be reached; retry the request later');
+    // The database cannot be reached or written now (stopped, restarting, connections cut, a full disk): not a bug.
+    req.log.warn({ err: (err as Error).message, code: (err as { code?: unknown }).code }, 'store unavailable');
+    err = apiError(503, 'SERVICE_UNAVAILABLE', unavailableMessage(err));
   }
   if (err instanceof ApiError) {
     const answer = declaredAnswer(err, req);

@@ -6,6 +6,7 @@ import { Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, withStatementCache } from '../../src/kernel/db/connect.js';
 import { GROUP_MAX_MEMBERS, GroupCommitSqliteDialect } from '../../src/kernel/db/group-commit.js';
+import { isStoreUnavailable } from '../../src/kernel/db/unavailable.js';
 import { makeApp, STORE } from '../helpers.js';
 
 // Group commit (src/kernel/db/group-commit.ts): SQLite transactions that run in the same
@@ -17,6 +18,13 @@ interface T {
   statements: string[];
   other: Database.Database;
   lost: number;
+  raw: Database.Database;
+  /** Statements (by SQL text) that fail as a full disk or an I/O error would: the fault runs instead of the statement, once. */
+  faults: Map<string, () => never>;
+}
+
+function sqliteError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
 }
 
 describe.runIf(STORE === 'sqlite')('SQLite group commit', () => {
@@ -33,13 +41,25 @@ describe.runIf(STORE === 'sqlite')('SQLite group commit', () => {
     raw.exec('create table child (pid integer references p (id) deferrable initially deferred)');
     const statements: string[] = [];
     const cached = withStatementCache(raw);
-    const counting = { prepare: (text: string) => (statements.push(text), cached.prepare(text)), close: () => cached.close() };
+    const faults = new Map<string, () => never>();
+    const counting = {
+      prepare: (text: string) => {
+        statements.push(text);
+        const fault = faults.get(text);
+        if (!fault) return cached.prepare(text);
+        faults.delete(text);
+        return { reader: false, busy: false, run: fault, all: fault, iterate: fault } as unknown as ReturnType<typeof cached.prepare>;
+      },
+      close: () => cached.close(),
+    };
     const state = { lost: 0 };
     const db = new Kysely<T['db'] extends Kysely<infer D> ? D : never>({ dialect: new GroupCommitSqliteDialect(counting, () => raw.inTransaction, () => (state.lost += 1)) });
     t = {
       db,
       statements,
       other: new Database(file),
+      raw,
+      faults,
       get lost() {
         return state.lost;
       },
@@ -138,6 +158,58 @@ describe.runIf(STORE === 'sqlite')('SQLite group commit', () => {
     // The store goes on: the next transaction is a group of its own.
     await insert(3);
     expect(committed()).toEqual([3, 100]);
+  });
+
+  it('a full disk that makes SQLite roll the whole group back fails every member with an error answered 503; nothing of it stays; the connection goes on', async () => {
+    // SQLite answers SQLITE_FULL (or an I/O error) and rolls the transaction back by itself.
+    t.faults.set('insert into t (x) values (13)', () => {
+      t.raw.exec('rollback');
+      throw sqliteError('SQLITE_FULL', 'database or disk is full');
+    });
+    const results = await Promise.allSettled([
+      insert(1),
+      insert(2),
+      t.db.transaction().execute(async (trx) => {
+        await sql`insert into t (x) values (13)`.execute(trx);
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    // Each member's error is one the API answers 503 SERVICE_UNAVAILABLE, not a bug's 500.
+    for (const r of results) expect(isStoreUnavailable((r as PromiseRejectedResult).reason), String((r as PromiseRejectedResult).reason)).toBe(true);
+    expect(t.lost).toBe(1);
+    expect(committed()).toEqual([]);
+    expect(t.raw.inTransaction).toBe(false);
+    await insert(3);
+    expect(committed()).toEqual([3]);
+  });
+
+  it('a commit and its rollback that both fail (a full disk, then an I/O error): the transaction left open is rolled back before the next use', async () => {
+    t.faults.set('commit', () => {
+      throw sqliteError('SQLITE_FULL', 'database or disk is full');
+    });
+    t.faults.set('rollback', () => {
+      throw sqliteError('SQLITE_IOERR_WRITE', 'disk I/O error');
+    });
+    const results = await Promise.allSettled([insert(1), insert(2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    for (const r of results) expect(((r as PromiseRejectedResult).reason as { code?: string }).code).toBe('SQLITE_FULL');
+    // SQLite still has the group's transaction open; nobody owns it.
+    expect(t.raw.inTransaction).toBe(true);
+    expect(committed()).toEqual([]);
+    // The next transaction rolls it back first, and runs.
+    await insert(3);
+    expect(t.raw.inTransaction).toBe(false);
+    expect(committed()).toEqual([3]);
+    // So does a statement outside a transaction.
+    t.faults.set('commit', () => {
+      throw sqliteError('SQLITE_FULL', 'database or disk is full');
+    });
+    t.faults.set('rollback', () => {
+      throw sqliteError('SQLITE_IOERR_WRITE', 'disk I/O error');
+    });
+    await expect(insert(4)).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+    await t.db.insertInto('t').values({ x: 5, note: null }).execute();
+    expect(committed()).toEqual([3, 5]);
   });
 });
 

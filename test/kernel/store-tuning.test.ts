@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { iso, ManualClock } from '../../src/kernel/clock.js';
+import { WAL_BOUND_BYTES, WAL_SIZE_LIMIT_BYTES } from '../../src/kernel/db/checkpointer.js';
 import { EXTERNAL_CHECK_MS, LEAF_TABLES, openStore, type Store, withStatementCache, writeTargetOf } from '../../src/kernel/db/connect.js';
 import { groupedInsert } from '../../src/kernel/db/grouped-insert.js';
 import { VOLUME_STATUSES_NOT_COUNTED } from '../../src/kernel/db/migrations.js';
@@ -168,6 +169,48 @@ describe.runIf(STORE === 'sqlite')('SQLite change watch and table caches', () =>
     await bg.close();
     const check = new Database(file, { readonly: true });
     expect(check.prepare('select count(*) as n from jobs').get()).toEqual({ n: 50 });
+    check.close();
+  });
+
+  it('keeps the WAL within its bound under writes that never pause, and truncates a WAL over its limit once writes pause (issue 33)', async () => {
+    const file = join(dir, 'wal.sqlite');
+    const wal = `${file}-wal`;
+    const bg = await openStore({ kind: 'sqlite', location: file }, { backgroundCheckpoints: true });
+    const walSize = () => (existsSync(wal) ? statSync(wal).size : 0);
+    try {
+      await sql`create table w (id integer primary key, body blob not null)`.execute(bg.db);
+      // 24 MiB of rows from 8 writers with no pause between transactions (group commits
+      // of several), while the worker checkpoints passively every 250 ms.
+      let max = 0;
+      let id = 0;
+      const body = Buffer.alloc(4096, 7);
+      const writer = async () => {
+        for (let i = 0; i < 768; i += 1) {
+          await bg.db.transaction().execute(async (trx) => {
+            id += 1;
+            await sql`insert into w (id, body) values (${id}, ${body})`.execute(trx);
+          });
+          max = Math.max(max, walSize());
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, writer));
+      expect(Number((await sql<{ n: number }>`select count(*) as n from w`.execute(bg.db)).rows[0]!.n)).toBe(8 * 768);
+      console.log(`WAL under 8 writers that never pause: at most ${(max / 2 ** 20).toFixed(1)} MiB after 24 MiB written`);
+      expect(max, `WAL reached ${max} bytes`).toBeLessThanOrEqual(WAL_BOUND_BYTES);
+
+      // One transaction larger than the limit (as a WAL left long by checkpoints that failed
+      // on a full disk): once nothing writes, the worker truncates it.
+      await bg.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 2_000; i += 1) await sql`update w set body = ${Buffer.alloc(4096, i % 256)} where id = ${i + 1}`.execute(trx);
+      });
+      expect(walSize()).toBeGreaterThan(WAL_SIZE_LIMIT_BYTES);
+      await waitFor(() => walSize() <= WAL_SIZE_LIMIT_BYTES, 5_000);
+    } finally {
+      await bg.close();
+    }
+    // Nothing lost.
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('select count(*) as n from w').get()).toEqual({ n: 8 * 768 });
     check.close();
   });
 });

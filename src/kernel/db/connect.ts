@@ -6,7 +6,7 @@ import type pgTypes from 'pg';
 import { PgChangeWatch } from './pg-change-watch.js';
 import { PriorityPool } from './priority-pool.js';
 import { GroupCommitSqliteDialect } from './group-commit.js';
-import { BACKSTOP_AUTOCHECKPOINT, type Checkpointer, startCheckpointer } from './checkpointer.js';
+import { type Checkpointer, startCheckpointer, WAL_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
 import type { DB } from './schema.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -110,7 +110,10 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     database.pragma('temp_store = MEMORY');
     let checkpointer: Checkpointer | undefined;
     if (file !== ':memory:' && opts.backgroundCheckpoints) {
-      database.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT}`);
+      // The WAL's bound (checkpointer.ts): this connection checkpoints past the threshold,
+      // between two transactions, and a rewound WAL is truncated to the limit.
+      database.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       checkpointer = startCheckpointer(resolve(file));
     }
     const writes = new WriteCounter(database);

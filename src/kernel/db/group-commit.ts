@@ -87,16 +87,35 @@ export class GroupCommitDriver implements Driver {
 
   async init(): Promise<void> {}
 
+  /** The error of the last statement that failed: why SQLite rolled a group back by itself. */
+  private lastError: unknown = undefined;
+
   run(q: CompiledQuery): QueryResult<unknown> {
-    const stmt = this.database.prepare(q.sql);
-    if (stmt.reader) return { rows: readRows(stmt as unknown as RawCapableStatement, q.parameters) };
-    if (DDL.test(q.sql)) forgetRowShapes();
-    const { changes, lastInsertRowid } = stmt.run(q.parameters as unknown[]);
-    return {
-      numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
-      insertId: lastInsertRowid !== undefined && lastInsertRowid !== null ? BigInt(lastInsertRowid) : undefined,
-      rows: [],
-    };
+    try {
+      const stmt = this.database.prepare(q.sql);
+      if (stmt.reader) return { rows: readRows(stmt as unknown as RawCapableStatement, q.parameters) };
+      if (DDL.test(q.sql)) forgetRowShapes();
+      const { changes, lastInsertRowid } = stmt.run(q.parameters as unknown[]);
+      return {
+        numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
+        insertId: lastInsertRowid !== undefined && lastInsertRowid !== null ? BigInt(lastInsertRowid) : undefined,
+        rows: [],
+      };
+    } catch (err) {
+      this.lastError = err;
+      throw err;
+    }
+  }
+
+  /**
+   * A transaction SQLite still has open that no group owns: left by a commit and a rollback
+   * that both failed (an I/O error, a full disk). Rolled back before the connection is used
+   * again, so one failure does not leave every later `begin` refused.
+   */
+  private settle(): void {
+    if (this.group !== null || !this.inTransaction()) return;
+    this.onLost();
+    this.exec('rollback');
   }
 
   /**
@@ -106,7 +125,10 @@ export class GroupCommitDriver implements Driver {
    */
   runAlone(h: Holder, q: CompiledQuery): QueryResult<unknown> {
     const group = this.group;
-    if (group === null) return this.run(q);
+    if (group === null) {
+      this.settle();
+      return this.run(q);
+    }
     h.waitFor = group;
     try {
       return this.run(q);
@@ -129,6 +151,7 @@ export class GroupCommitDriver implements Driver {
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const h = connection as Holder;
     if (this.group === null) {
+      this.settle();
       this.exec('begin immediate');
       let resolve!: () => void;
       let reject!: (err: unknown) => void;
@@ -161,21 +184,44 @@ export class GroupCommitDriver implements Driver {
     h.tx = 'none';
     if (group === null) return;
     if (!this.inTransaction()) {
-      // SQLite rolled the whole transaction back: every transaction of the group is lost.
-      this.lose(group, new Error('the database rolled back the shared transaction of this group (see the error of the transaction that failed)'));
+      // SQLite rolled the whole transaction back (a full disk, an I/O error): every
+      // transaction of the group is lost, with the error that caused it (a 503 when the store
+      // cannot write, kernel/db/unavailable.ts).
+      this.lose(group, new Error('the database rolled back the shared transaction of this group', { cause: this.lastError }));
       return;
     }
     if (role === 'member') {
-      this.exec(`rollback to ${SAVEPOINT}`);
-      this.exec(`release ${SAVEPOINT}`);
+      try {
+        this.exec(`rollback to ${SAVEPOINT}`);
+        this.exec(`release ${SAVEPOINT}`);
+      } catch (err) {
+        // The savepoint could not be undone alone: the whole group goes.
+        this.abandon(group, err);
+        return;
+      }
       group.members -= 1;
       return;
     }
     // The group's first transaction rolls back: it is the group's only one (the others join
     // only after it finished), so the whole transaction goes.
     this.group = null;
-    this.exec('rollback');
+    try {
+      this.exec('rollback');
+    } catch (err) {
+      this.abandon(group, err);
+      return;
+    }
     group.resolve();
+  }
+
+  /** Roll the group's transaction back after a failure, as far as SQLite lets, and fail its members with `err`. */
+  private abandon(group: Group, err: unknown): void {
+    try {
+      if (this.inTransaction()) this.exec('rollback');
+    } catch {
+      // Rolled back before the connection's next use (settle), or SQLite did it already.
+    }
+    this.lose(group, err);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -222,12 +268,9 @@ export class GroupCommitDriver implements Driver {
     try {
       this.exec('commit');
     } catch (err) {
-      try {
-        if (this.inTransaction()) this.exec('rollback');
-      } catch {
-        // The rollback's own failure adds nothing to the commit's.
-      }
-      this.lose(group, err);
+      // A full disk, an I/O error: nothing of the group is committed (SQLite wrote no commit
+      // frame to the WAL); every member fails with the commit's error.
+      this.abandon(group, err);
       return;
     }
     group.resolve();
@@ -242,6 +285,11 @@ export class GroupCommitDriver implements Driver {
 
   async destroy(): Promise<void> {
     this.flush();
+    try {
+      this.settle();
+    } catch {
+      // Closing rolls back whatever is still open.
+    }
     this.database.close();
   }
 }
