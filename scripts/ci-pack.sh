@@ -77,6 +77,8 @@ health=$(curl -fsS "$base/healthz") || { cat "$work/serve.err" >&2; fail "no /he
 code=$(curl -s -o /dev/null -w '%{http_code}' -u pack-token:pack-secret "$base/2025-10-13/config")
 [ "$code" = 200 ] || fail "GET /config with the credentials answered $code"
 grep -q 'Payments Service 2025-10-13 sandbox' "$work/serve.err" || fail "no start-up banner"
+# It runs the bundle it ships: an installed package never rebuilds into its own folder.
+! grep -q 'building the server bundle' "$work/serve.err" || fail "the installed command rebuilt its bundle"
 kill -TERM "$server"
 status=0; wait "$server" || status=$?
 server=
@@ -92,7 +94,8 @@ mkdir -p "$work/project"
   cd "$work/project"
   printf '{ "name": "platform-app", "private": true, "type": "module" }\n' >package.json
   npm install "$tarball" --ignore-scripts --loglevel=error >/dev/null
-  out=$(npx --no-install payments-service --help)
+  out=$(npx --no-install payments-service --help 2>"$work/npx.err")
+  ! grep -q 'building the server bundle' "$work/npx.err" || fail "npx payments-service rebuilt the bundle: $(cat "$work/npx.err")"
   grep -q '^Usage: payments-service' <<<"$out" || fail "npx payments-service --help printed: $out"
 )
 say "npx payments-service --help (project install): usage printed"
