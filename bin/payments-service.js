@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The payments-service command: runs the built bundle, dist/bundle/main.js (one module:
-// starts in a fraction of a second). When the bundle is missing or older than the sources
-// (a checkout, or an edit), it is built first, saying so on stderr.
+// starts in a fraction of a second). When the bundle is missing, or in a checkout older than
+// the sources (an edit), it is built first, saying so on stderr.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
