@@ -190,7 +190,9 @@ stop
 start "$NAME-sqlite2" -p "127.0.0.1:$PORT:8080" -v "$volume:/data"
 [ "$(call GET "/customers/$last_customer" | json o.fullName)" = "Ada Sender" ] || fail "the volume lost the customer"
 stop
-say "SQLite (volume /data): healthy in $sqlite_startup s, journey ok, SIGTERM exit 0, data kept across containers"
+# The entry point is the command line too, on the same store.
+[ "$(podman run --rm -v "$volume:/data" "$IMAGE" platform list | json o.length)" = 1 ] || fail "payments-service platform list in the image"
+say "SQLite (volume /data): healthy in $sqlite_startup s, journey ok, SIGTERM exit 0, data kept across containers, CLI on the volume"
 
 # PostgreSQL on the host, a fresh database, the host's network.
 db="payments_ci_$$"
