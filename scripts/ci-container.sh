@@ -110,7 +110,7 @@ container=
 volume=
 db=
 cleanup() {
-  [ -n "$container" ] && podman rm -f "$container" >/dev/null 2>&1 || true
+  [ -n "$container" ] && podman rm -f -v "$container" >/dev/null 2>&1 || true
   [ -n "$volume" ] && podman volume rm -f "$volume" >/dev/null 2>&1 || true
   [ -n "$db" ] && psql -h "$PGHOST" -p "$PGPORT" -U postgres -qc "drop database if exists \"$db\"" >/dev/null 2>&1 || true
 }
@@ -147,7 +147,7 @@ stop() {
   local code
   code=$(podman inspect "$container" --format '{{.State.ExitCode}}')
   [ "$code" = 0 ] || fail "exit status $code after SIGTERM"
-  podman rm "$container" >/dev/null
+  podman rm -v "$container" >/dev/null
   container=
 }
 
