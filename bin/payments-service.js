@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The payments-service command: runs the built bundle, dist/bundle/main.js (one module:
-// starts in a fraction of a second). When the bundle is missing or older than the sources
-// (a checkout, or an edit), it is built first, saying so on stderr.
+// starts in a fraction of a second). When the bundle is missing, or in a checkout older than
+// the sources (an edit), it is built first, saying so on stderr.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -19,9 +19,13 @@ function newest(path) {
   return n;
 }
 
+// Only a checkout (it has package-lock.json, which npm never packs) rebuilds a stale bundle:
+// an installed package runs the bundle it ships (npm dates its files at extraction, in no
+// useful order) and never writes into its install folder.
 const built = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-const sources = ['src', 'package.json', 'scripts/bundle.mjs'].map((p) => newest(join(root, p)));
-if (built === 0 || (existsSync(join(root, 'src')) && Math.max(...sources) >= built)) {
+const checkout = existsSync(join(root, 'src')) && existsSync(join(root, 'package-lock.json'));
+const sources = checkout ? ['src', 'package.json', 'scripts/bundle.mjs'].map((p) => newest(join(root, p))) : [0];
+if (built === 0 || (checkout && Math.max(...sources) >= built)) {
   const r = spawnSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

@@ -65,7 +65,17 @@ describe.skipIf(STORE !== 'sqlite')('the payments-service package', () => {
   it('the packed tarball ships the built entry, the server bundle and the command, and no data or tests', async () => {
     const [packed] = JSON.parse(await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], ROOT)) as [{ files: Array<{ path: string }> }];
     const files = packed.files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['dist/bundle/index.js', 'dist/bundle/main.js', 'bin/payments-service.js', 'scripts/bundle.mjs', 'src/index.ts', 'package.json', 'README.md']));
-    expect(files.filter((f) => /^(test|data|bench|node_modules)\//.test(f) || f.startsWith('dist/src/') || f.includes('.bundle-test-'))).toEqual([]);
+    expect(files).toEqual(expect.arrayContaining(['dist/bundle/index.js', 'dist/bundle/main.js', 'bin/payments-service.js', 'scripts/bundle.mjs', 'src/index.ts', 'package.json', 'README.md', 'LICENSE']));
+    expect(files.filter((f) => /^(test|data|bench|node_modules|docs|\.ci)\//.test(f) || f.startsWith('dist/src/') || f.includes('.bundle-test-'))).toEqual([]);
+    // The command tells a checkout from an installed package by this file (issue 36).
+    expect(files).not.toContain('package-lock.json');
+  });
+
+  it('carries the metadata a registry expects, and the MIT license text (issue 36)', () => {
+    const meta = pkg as unknown as { license: string; author: string; keywords: string[]; engines: { node: string }; bin: Record<string, string> };
+    expect(meta).toMatchObject({ license: 'MIT', author: 'Payments Service contributors', engines: { node: '>=20.19' }, bin: { 'payments-service': 'bin/payments-service.js' } });
+    expect(meta.keywords).toEqual(expect.arrayContaining(['payments', 'sandbox']));
+    const license = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} Payments Service contributors\n/);
   });
 });
