@@ -487,6 +487,33 @@ describe.skipIf(!BIN_DIR)('PostgreSQL outage: the process outlives the database 
     console.log(`pg-outage recovery (ms): ${JSON.stringify(times)}`);
   });
 
+  it('a row changed while the change watch is cut is not served from the cache once it listens again', { timeout: 30_000 }, async () => {
+    const c = await staleCheck();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const watchers = async () => (await admin.query(`select pid from pg_stat_activity where application_name like 'payments-change-watch%'`)).rows.map((r: { pid: number }) => r.pid);
+    try {
+      const before = await watchers();
+      expect(before).toHaveLength(1);
+      await admin.query('select pg_terminate_backend($1)', [before[0]]);
+      await c.change();
+      // Other requests (not reading customers) make the watch listen again (1 s back-off, then
+      // its probe); only then is the customer read: the cache from before the cut must not answer.
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const now = await watchers();
+        if (now.length === 1 && now[0] !== before[0]) break;
+        if (Date.now() > deadline) throw new Error('the change watch did not listen again');
+        expect([200, 503]).toContain((await call(server!.base, 'GET', '/config')).status);
+        await sleep(100);
+      }
+      for (let i = 0; i < 5; i++) expect((await call(server!.base, 'GET', '/config')).status).toBe(200);
+      await c.expectFresh();
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('jobs that fell due while the database was down run once it returns, without a restart; webhooks resume in per-resource order', { timeout: 60_000 }, async () => {
     const s = server!;
     const receiver = await new Receiver().start();
