@@ -33,6 +33,14 @@ export interface Config {
    * (PostgreSQL) before giving up with a non-zero exit (default 5 minutes).
    */
   dbConnectTimeoutMs: number;
+  /**
+   * PAYMENTS_DB_STATEMENT_TIMEOUT_MS: PostgreSQL: the longest one statement may run (the
+   * server's statement_timeout; a statement unanswered 1 s past it has its connection
+   * dropped, a database that vanished mid-statement); 0 turns both off (default 30 s).
+   */
+  dbStatementTimeoutMs: number;
+  /** PAYMENTS_DB_ACQUIRE_TIMEOUT_MS: PostgreSQL: the longest a request waits for a pool connection (default 10 s). */
+  dbAcquireTimeoutMs: number;
 }
 
 /** Whether HOST names only this machine's loopback interface. */
@@ -51,6 +59,15 @@ function parseBoolean(name: string, text: string): boolean {
 export const DEFAULT_DOCUMENT_QUOTA_BYTES = 256 * 1024 * 1024;
 
 export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 300_000;
+export const DEFAULT_DB_STATEMENT_TIMEOUT_MS = 30_000;
+export const DEFAULT_DB_ACQUIRE_TIMEOUT_MS = 10_000;
+
+function wholeMs(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  const n = text ? Number(text) : fallback;
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number of milliseconds, got "${text}"`);
+  return n;
+}
 
 export const API_VERSION = '2025-10-13';
 
@@ -92,5 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: timeout,
     webhookAllowPrivate: env.PAYMENTS_WEBHOOK_ALLOW_PRIVATE ? parseBoolean('PAYMENTS_WEBHOOK_ALLOW_PRIVATE', env.PAYMENTS_WEBHOOK_ALLOW_PRIVATE) : isLoopbackHost(host),
     dbConnectTimeoutMs: connectTimeout,
+    dbStatementTimeoutMs: wholeMs(env, 'PAYMENTS_DB_STATEMENT_TIMEOUT_MS', DEFAULT_DB_STATEMENT_TIMEOUT_MS),
+    dbAcquireTimeoutMs: wholeMs(env, 'PAYMENTS_DB_ACQUIRE_TIMEOUT_MS', DEFAULT_DB_ACQUIRE_TIMEOUT_MS),
   };
 }

@@ -53,7 +53,7 @@ export interface StartOptions {
 /** Open the store, migrate, make sure the default platform exists, build the app. */
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<Running> {
   const clock = opts.clock ?? systemClock;
-  const store = opts.store ?? (await openWhenReachable(config, { backgroundCheckpoints: true, ...opts.storeOptions }, opts.listen !== false));
+  const store = opts.store ?? (await openWhenReachable(config, { backgroundCheckpoints: true, statementTimeoutMs: config.dbStatementTimeoutMs, acquireTimeoutMs: config.dbAcquireTimeoutMs, ...opts.storeOptions }, opts.listen !== false));
   if (opts.store) await migrate(store);
   // The key sealing sensitive values at rest, from the one server secret (kernel/sealed.ts).
   const { sealer, source: keySource, secretFile, keyIds } = await loadSealer(store, { secretKey: config.secretKey, dataKey: config.dataKey }, new Date(clock.nowMs()).toISOString());

@@ -54,8 +54,12 @@ export function runClaimed<T>(ctx: IdempotencyContext, fn: () => T): T {
   return context.run(ctx, fn);
 }
 
-/** Test seams: throw at a point of an effect transaction to simulate a crash there. */
-export const idempotencyFaults: { beforeEffectCommit?: () => void; afterEffectCommit?: () => void; afterEffectStep?: () => void } = {};
+/**
+ * Test seams: throw at a point of an effect transaction to simulate a crash there.
+ * `beforeEffectCommit` gets the transaction and may return a promise the COMMIT waits for
+ * (a test cuts the transaction's connection there: a commit whose outcome is unknown).
+ */
+export const idempotencyFaults: { beforeEffectCommit?: (trx: Transaction<DB>) => void | Promise<void>; afterEffectCommit?: () => void; afterEffectStep?: () => void } = {};
 
 /**
  * Open the transaction of a request's effect (money moving, a resource created). Inside an
@@ -89,7 +93,8 @@ export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction
       }
       stored = true;
     }
-    idempotencyFaults.beforeEffectCommit?.();
+    const beforeCommit = idempotencyFaults.beforeEffectCommit;
+    if (beforeCommit) await beforeCommit(trx);
     return value;
   }).catch((err: unknown) => {
     // A check deferred to commit (PostgreSQL) refused it: the area's answer, not a 500.

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
-import { hasPoolPriority, PriorityPool, withPoolPriority } from '../../src/kernel/db/priority-pool.js';
+import { hasPoolPriority, PoolWaitTimeout, PriorityPool, withPoolPriority } from '../../src/kernel/db/priority-pool.js';
+import { isStoreUnavailable } from '../../src/kernel/db/unavailable.js';
 import { PollingLoop } from '../../src/kernel/polling.js';
 import { freshStore, STORE, type TestStore } from '../helpers.js';
 
@@ -103,6 +104,25 @@ describe('PriorityPool', () => {
     const c = await after;
     expect(pool.state.lent).toBe(1);
     c.release();
+    expect(pool.state).toEqual({ lent: 0, priorityWaiting: 0, waiting: 0 });
+  });
+
+  it('a waiter gives up after the acquire timeout (a 503 error), leaves the queue, and the slot goes to the next caller', async () => {
+    const fake = fakePool(1);
+    const pool = new PriorityPool(fake, 1, 50);
+    const held = await pool.connect();
+    const t0 = Date.now();
+    const err = await pool.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PoolWaitTimeout);
+    expect(isStoreUnavailable(err)).toBe(true);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(45);
+    expect(pool.state).toEqual({ lent: 1, priorityWaiting: 0, waiting: 0 });
+    const next = pool.connect();
+    held.release();
+    (await next).release();
     expect(pool.state).toEqual({ lent: 0, priorityWaiting: 0, waiting: 0 });
   });
 });

@@ -89,6 +89,14 @@ export interface OpenOptions {
    * in the connection that commits. The server turns it on; short-lived commands need not.
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * PostgreSQL: the longest one statement may run, in ms (the server's `statement_timeout`;
+   * a statement still unanswered PG_STATEMENT_GRACE_MS later has its connection dropped);
+   * 0 or absent: no limit. The server passes PAYMENTS_DB_STATEMENT_TIMEOUT_MS.
+   */
+  statementTimeoutMs?: number;
+  /** PostgreSQL: the longest a caller waits for a pool connection, in ms; 0 or absent: no limit (PAYMENTS_DB_ACQUIRE_TIMEOUT_MS). */
+  acquireTimeoutMs?: number;
 }
 
 /** SQLite files the stores of this process have open, with how many stores each. */
@@ -151,12 +159,15 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   const int8 = 20;
   const numeric = 1700;
   const poolSize = opts.poolSize ?? 10;
+  const statementTimeoutMs = opts.statementTimeoutMs ?? 0;
   const pool = new pg.Pool({
     connectionString: target.location,
     max: poolSize,
     // A connection that cannot be made within this fails (503 to the request waiting for it)
     // instead of leaving the request waiting while the database is unreachable.
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    // A statement that runs too long is cancelled by the server (57014, answered 503).
+    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
     types: {
       // bigint columns hold minor units and epoch milliseconds: safe integers.
@@ -233,6 +244,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         }
       }
       run ??= query(...args) as Promise<unknown>;
+      if (statementTimeoutMs > 0) run = unansweredDrops(client, run, statementTimeoutMs + PG_STATEMENT_GRACE_MS);
       if (target === null && !inTransaction && written.size === 0) return run;
       return run.then(
         (r) => {
@@ -247,7 +259,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     };
   });
   // Kysely takes connections through PriorityPool: the job worker's first (priority-pool.ts).
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PriorityPool(pool, poolSize) }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PriorityPool(pool, poolSize, opts.acquireTimeoutMs ?? 0) }) });
   try {
     if (opts.schema) {
       const c = await pool.connect();
@@ -281,6 +293,27 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
 const TRANSACTION_BEGIN = /^\s*(begin|start\s+transaction)\b/i;
 /** The end of a transaction: not `rollback to savepoint`, which leaves it open. */
 const TRANSACTION_END = /^\s*(commit|end|abort|rollback(?!\s+to\b))\b/i;
+
+/**
+ * How long past the statement timeout a statement may stay unanswered before its connection
+ * is dropped: the server cancels a long statement itself at statement_timeout (an answer);
+ * silence beyond that means the server or the network is gone (a partition, a stopped host).
+ */
+export const PG_STATEMENT_GRACE_MS = 1_000;
+
+/**
+ * `run` (a statement of `client`), failing with a connection error once `ms` pass without an
+ * answer: the connection is destroyed, so the statement fails ("Connection terminated
+ * unexpectedly", 503) and the pool drops the connection when it is released instead of
+ * lending it again with a statement stuck on it.
+ */
+function unansweredDrops(client: pgTypes.PoolClient, run: Promise<unknown>, ms: number): Promise<unknown> {
+  const timer = setTimeout(() => {
+    const stream = (client as unknown as { connection?: { stream?: { destroy?: (err?: Error) => void } } }).connection?.stream;
+    stream?.destroy?.();
+  }, ms);
+  return run.finally(() => clearTimeout(timer));
+}
 
 /** How long a PostgreSQL connection may take to open before the statement waiting for it fails. */
 export const PG_CONNECT_TIMEOUT_MS = 3_000;

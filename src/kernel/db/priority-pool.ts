@@ -30,6 +30,14 @@ export function withoutPoolPriority<T>(fn: () => T): T {
   return priority.exit(fn);
 }
 
+/** No pool connection came free within the acquire timeout (db/unavailable.ts: 503). */
+export class PoolWaitTimeout extends Error {
+  constructor(ms: number) {
+    super(`timed out after ${ms} ms waiting for a database connection`);
+    this.name = 'PoolWaitTimeout';
+  }
+}
+
 /** The part of pg.Pool and its clients that Kysely's PostgresDialect uses. */
 interface Releasable {
   release: (err?: unknown) => void;
@@ -51,6 +59,8 @@ export class PriorityPool<C extends Releasable> implements PoolLike<C> {
   constructor(
     private readonly pool: PoolLike<C>,
     private readonly max: number,
+    /** The longest a caller waits for a slot, in ms (0: no limit): then PoolWaitTimeout (503). */
+    private readonly acquireTimeoutMs = 0,
   ) {}
 
   /** Connections lent now, and waiters of each queue (tests). */
@@ -60,7 +70,23 @@ export class PriorityPool<C extends Releasable> implements PoolLike<C> {
 
   async connect(): Promise<C> {
     if (this.lent >= this.max) {
-      await new Promise<void>((resolve) => (priority.getStore() ? this.first : this.rest).push(resolve));
+      const queue = priority.getStore() ? this.first : this.rest;
+      await new Promise<void>((resolve, reject) => {
+        let timer: NodeJS.Timeout | undefined;
+        const waiter = () => {
+          if (timer !== undefined) clearTimeout(timer);
+          resolve();
+        };
+        queue.push(waiter);
+        if (this.acquireTimeoutMs > 0) {
+          // Still queued when it fires (a handed-over slot clears the timer first): leave the queue.
+          timer = setTimeout(() => {
+            const i = queue.indexOf(waiter);
+            if (i >= 0) queue.splice(i, 1);
+            reject(new PoolWaitTimeout(this.acquireTimeoutMs));
+          }, this.acquireTimeoutMs);
+        }
+      });
     } else {
       this.lent += 1;
     }

@@ -44,6 +44,10 @@ const MESSAGES = [
   /not queryable/i,
   /cannot use a pool after calling end/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
+  // Bounded waits (PostgreSQL): no pool connection in time (priority-pool.ts), a statement
+  // cancelled by statement_timeout (57014 with this message; a cancel of another kind stays a bug).
+  /waiting for a database connection/i,
+  /canceling statement due to statement timeout/i,
 ];
 
 /** What kind of SQLite failure `code` is (undefined: not one that makes the store unavailable). */
