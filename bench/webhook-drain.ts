@@ -2,7 +2,7 @@
 // it keeps up with the event rate of the payment load.
 //
 //   npx tsx bench/webhook-drain.ts [--store sqlite|postgres] [--payments 4000] [--accounts 1]
-//                                  [--rate 400] [--seconds 10] [--concurrency 16] [--port 9150]
+//                                  [--rate 400] [--seconds 10] [--concurrency 16] [--port 9150] [--limit 600]
 //
 // In one process: the service (startServer, not listening, its delivery loop running) on a
 // fresh store (a SQLite file in a temp dir, or a new schema in DATABASE_URL), and a local
@@ -40,6 +40,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '10' },
     concurrency: { type: 'string' },
     port: { type: 'string', default: '9150' },
+    limit: { type: 'string', default: '600' },
   },
 });
 const PAYMENTS = Number(args.payments);
@@ -48,6 +49,8 @@ const RATE = Number(args.rate);
 const SECONDS = Number(args.seconds);
 const PORT = Number(args.port);
 const EVENTS_PER_PAYMENT = 5;
+/** How long a drain is waited for at most (s). */
+const LIMIT_S = Number(args.limit);
 
 const FILLER = 'x'.repeat(1_200);
 
@@ -134,11 +137,14 @@ async function main(): Promise<void> {
   const backlog = await open();
   console.log(`backlog: ${fmt(backlog)} deliveries (${fmt(PAYMENTS)} payments) written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const before = received;
+  const cpu0 = process.cpuUsage();
   deliverer.start();
-  const drainedMs = await waitDrained(600_000);
+  const drainedMs = await waitDrained(LIMIT_S * 1000);
   const sent = received - before;
-  if (drainedMs === null) console.log(`backlog: NOT drained within 600 s (${fmt(sent)} sent)`);
-  else console.log(`backlog: drained in ${(drainedMs / 1000).toFixed(2)} s: ${fmt((sent / drainedMs) * 1000)} deliveries/s`);
+  const cpu = process.cpuUsage(cpu0);
+  const cpuPer = sent > 0 ? (cpu.user + cpu.system) / sent : 0;
+  if (drainedMs === null) console.log(`backlog: NOT drained within ${LIMIT_S} s (${fmt(sent)} sent, ${fmt((sent / (LIMIT_S * 1000)) * 1000)}/s, ${fmt(cpuPer)} µs CPU per delivery)`);
+  else console.log(`backlog: drained in ${(drainedMs / 1000).toFixed(2)} s: ${fmt((sent / drainedMs) * 1000)} deliveries/s, ${fmt(cpuPer)} µs CPU per delivery (this process: service and receiver)`);
 
   // 2. Load.
   if (SECONDS > 0 && RATE > 0) {
@@ -166,12 +172,12 @@ async function main(): Promise<void> {
     const loadMs = performance.now() - loadStart;
     const left = await open();
     const deliveredDuring = received - receivedAtStart;
-    const drain = await waitDrained(600_000);
+    const drain = await waitDrained(LIMIT_S * 1000);
     console.log(
       `load: ${fmt((written / loadMs) * 1000)} payments/s = ${fmt(((written * EVENTS_PER_PAYMENT) / loadMs) * 1000)} events/s for ${(loadMs / 1000).toFixed(1)} s; ` +
         `delivered meanwhile ${fmt((deliveredDuring / loadMs) * 1000)}/s; open deliveries each second: ${samples.map(fmt).join(', ')}`,
     );
-    console.log(`load: ${fmt(left)} open when the load stopped, ${drain === null ? 'NOT drained within 600 s' : `drained ${(drain / 1000).toFixed(2)} s later`}`);
+    console.log(`load: ${fmt(left)} open when the load stopped, ${drain === null ? `NOT drained within ${LIMIT_S} s` : `drained ${(drain / 1000).toFixed(2)} s later`}`);
   }
   const bad = await failed();
   if (bad > 0) console.log(`WARNING: ${bad} deliveries neither delivered nor open`);
