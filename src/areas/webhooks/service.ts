@@ -42,16 +42,19 @@ import {
 import { portOf, TargetRefused, type WebhookTargets } from './targets.js';
 
 // Webhook delivery. Every event gets a delivery row in the event's own transaction
-// (src/kernel/events.ts). A worker claims a due delivery in a short transaction, POSTs it
-// with no transaction open, and records the attempt in a second short transaction: a slow
-// endpoint never holds the database (on SQLite: its single connection). A 2xx acknowledges,
+// (src/kernel/events.ts). A worker claims due deliveries in a short transaction, POSTs them
+// with no transaction open (kept-alive connections per endpoint), and records the attempts
+// that finished meanwhile in a second short transaction: a slow endpoint never holds the
+// database (on SQLite: its single connection). A 2xx acknowledges,
 // and so does a 409 (the endpoint already has this webhook id: no retry); anything else (3xx
 // included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of the platform's
 // sandbox clock (exponential backoff capped at 30 minutes, for 7 days), then the delivery is
 // FAILED. TEST webhooks and INCOMING_PAYMENT webhooks of a PENDING payment are never
 // retried (retryPolicyOf). Deliveries go out in lanes, one per resource (the transaction of a
 // payment event, the account of a balance event): in event order within a lane, up to
-// `concurrency` lanes in flight at once, so a slow lane holds no other. State lives in
+// `concurrency` lanes in flight at once, so a slow lane holds no other; one platform holds
+// at most `platformCap` of them (half), and one while its endpoint gives no answer, so a
+// hanging endpoint holds no other platform (docs/reliability.md, issue 33). State lives in
 // the database, so a restart resumes where it stopped. An area may read the answers to one
 // event type (onDeliveryAnswered): the payment approval webhook is answered 200 / 202 / 403 /
 // 422, and those answers are decisions, not failures.

@@ -155,18 +155,10 @@ export async function platformOffsets(db: Db, platformIds: readonly string[]): P
   return out;
 }
 
-export async function markSending(trx: Transaction<DB>, id: string, attempts: number, leaseUntilMs: number, at: string): Promise<void> {
-  await trx.updateTable('webhook_deliveries').set({ status: 'SENDING', attempts, lease_until_ms: leaseUntilMs, updated_at: at }).where('id', '=', id).execute();
-}
-
 export interface SendMaterial {
   payload: string;
   endpoint: string | null;
   privateKey: string | null;
-}
-
-export async function sendMaterial(db: Db, delivery: DeliveryRow): Promise<SendMaterial | undefined> {
-  return (await sendMaterials(db, [delivery])).get(delivery.event_id);
 }
 
 /** The material of several deliveries in one query, by event id. */
@@ -186,15 +178,6 @@ export async function sendMaterials(db: Db, deliveries: readonly DeliveryRow[]):
     out.set(row.id, { payload: payloadText(row), endpoint: row.webhook_endpoint ?? null, privateKey: row.webhook_private_key });
   }
   return out;
-}
-
-export async function platformOffset(db: Db, platformId: string): Promise<number> {
-  const row = await db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirst();
-  return Number(row?.clock_offset_ms ?? 0);
-}
-
-export async function insertAttempt(db: Db, row: AttemptRow): Promise<void> {
-  await db.insertInto('webhook_attempts').values(row).execute();
 }
 
 /** Several attempts' rows, a few statements at most. */
