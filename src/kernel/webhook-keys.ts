@@ -1,4 +1,4 @@
-import { createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, sign as cryptoSign } from 'node:crypto';
 import { p256 } from '@noble/curves/nist.js';
 import { openSealed, type Sealer } from './sealed.js';
 
@@ -40,10 +40,28 @@ function bytesOf(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? new Uint8Array(Buffer.from(body, 'utf8')) : new Uint8Array(body);
 }
 
-/** The X-Service-Signature value for these exact body bytes. */
-export function signWebhookBody(body: string | Uint8Array, privateKeyHex: string): string {
-  const sig = p256.sign(bytesOf(body), new Uint8Array(Buffer.from(privateKeyHex, 'hex')), { prehash: true, format: 'der' });
-  return Buffer.from(sig).toString('base64');
+// SEC1 DER of a P-256 private key without its public point (OpenSSL derives it).
+const SEC1_PREFIX = Buffer.from('30310201010420', 'hex');
+const SEC1_SUFFIX = Buffer.from('a00a06082a8648ce3d030107', 'hex');
+/** The order of P-256's group: an S above half of it is replaced by N − S (low-S, as before). */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** The private key as a node:crypto key object, to sign many bodies without importing it each time. */
+export function webhookSigningKey(privateKeyHex: string): KeyObject {
+  return createPrivateKey({ key: Buffer.concat([SEC1_PREFIX, Buffer.from(privateKeyHex, 'hex'), SEC1_SUFFIX]), format: 'der', type: 'sec1' });
+}
+
+/**
+ * The X-Service-Signature value for these exact body bytes: ECDSA P-256 over SHA-256,
+ * DER, base64, S normalised to the lower half (issue 33: node:crypto signs about 15 times
+ * faster than the JavaScript implementation; the nonce is random rather than RFC 6979's).
+ */
+export function signWebhookBody(body: string | Uint8Array, key: string | KeyObject): string {
+  const k = typeof key === 'string' ? webhookSigningKey(key) : key;
+  const raw = cryptoSign('sha256', typeof body === 'string' ? Buffer.from(body, 'utf8') : body, { key: k, dsaEncoding: 'ieee-p1363' });
+  let sig = p256.Signature.fromBytes(new Uint8Array(raw), 'compact');
+  if (sig.s > P256_N / 2n) sig = new p256.Signature(sig.r, P256_N - sig.s);
+  return Buffer.from(sig.toBytes('der')).toString('base64');
 }
 
 /**

@@ -1,5 +1,6 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { PollingLoop } from '../../kernel/polling.js';
 import { IDLE_POLL_MAX_MS } from '../../kernel/jobs.js';
@@ -12,7 +13,7 @@ import { apiError } from '../../kernel/errors.js';
 import { onEventsEmitted } from '../../kernel/events.js';
 import { newId } from '../../kernel/ids.js';
 import { type Page } from '../../kernel/pagination.js';
-import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, SIGNATURE_HEADER_ALIAS, signWebhookBody } from '../../kernel/webhook-keys.js';
+import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, SIGNATURE_HEADER_ALIAS, signWebhookBody, webhookSigningKey } from '../../kernel/webhook-keys.js';
 import type { Sealer } from '../../kernel/sealed.js';
 import {
   attemptsOf,
@@ -25,12 +26,14 @@ import {
   findRowlessDelivery,
   insertRowlessDelivery,
   findDue,
-  insertAttempt,
-  markSending,
-  platformOffset,
+  claimDue,
+  claimables,
+  insertAttempts,
+  platformOffsets,
   releaseLane,
   replaceWebhookKey,
-  sendMaterial,
+  type SendMaterial,
+  sendMaterials,
   settleDelivery,
   signingInfo,
   updateDelivery,
@@ -39,16 +42,19 @@ import {
 import { portOf, TargetRefused, type WebhookTargets } from './targets.js';
 
 // Webhook delivery. Every event gets a delivery row in the event's own transaction
-// (src/kernel/events.ts). A worker claims a due delivery in a short transaction, POSTs it
-// with no transaction open, and records the attempt in a second short transaction: a slow
-// endpoint never holds the database (on SQLite: its single connection). A 2xx acknowledges,
+// (src/kernel/events.ts). A worker claims due deliveries in a short transaction, POSTs them
+// with no transaction open (kept-alive connections per endpoint), and records the attempts
+// that finished meanwhile in a second short transaction: a slow endpoint never holds the
+// database (on SQLite: its single connection). A 2xx acknowledges,
 // and so does a 409 (the endpoint already has this webhook id: no retry); anything else (3xx
 // included: redirects are not followed) is retried on RETRY_SCHEDULE_MS of the platform's
 // sandbox clock (exponential backoff capped at 30 minutes, for 7 days), then the delivery is
 // FAILED. TEST webhooks and INCOMING_PAYMENT webhooks of a PENDING payment are never
 // retried (retryPolicyOf). Deliveries go out in lanes, one per resource (the transaction of a
 // payment event, the account of a balance event): in event order within a lane, up to
-// `concurrency` lanes in flight at once, so a slow lane holds no other. State lives in
+// `concurrency` lanes in flight at once, so a slow lane holds no other; one platform holds
+// at most `platformCap` of them (half), and one while its endpoint gives no answer, so a
+// hanging endpoint holds no other platform (docs/reliability.md, issue 33). State lives in
 // the database, so a restart resumes where it stopped. An area may read the answers to one
 // event type (onDeliveryAnswered): the payment approval webhook is answered 200 / 202 / 403 /
 // 422, and those answers are decisions, not failures.
@@ -119,7 +125,12 @@ export interface SendOutcome {
   /** The body as an answer handler reads it (up to ANSWER_BODY_LIMIT characters); never stored. */
   answerBody?: string | null;
   ok: boolean;
+  /** No HTTP answer at all: the attempt timed out or the connection failed (not a refused target). */
+  noAnswer?: boolean;
 }
+
+/** How long a kept-alive connection to an endpoint may stay idle (less when the endpoint's Keep-Alive header says less). */
+export const KEEP_ALIVE_IDLE_MS = 4_000;
 
 /**
  * The body of one attempt: the stored event with `timestamp` set to when this attempt is sent
@@ -159,12 +170,23 @@ function signatureHeaders(signature: string): Record<string, string> {
 /**
  * POST a signed body. Never throws: a network error, a timeout or a refused target is an
  * outcome. node:http(s) rather than fetch, so the target rules (targets.ts) check every
- * address a name resolves to, and the connection goes to the checked address.
+ * address a name resolves to, and the connection goes to the checked address. With
+ * `agents` (the deliverer's), connections are kept alive per endpoint and reused; each new
+ * connection resolves the name again through the same check. A request that fails on a
+ * reused connection before any answer (the endpoint closed it while idle) is sent again on
+ * a new one, once.
  */
-export async function postSigned(url: string, body: string, privateKeyHex: string, timeoutMs: number, targets?: WebhookTargets): Promise<SendOutcome> {
+export async function postSigned(
+  url: string,
+  body: string,
+  privateKeyHex: string | KeyObject,
+  timeoutMs: number,
+  targets?: WebhookTargets,
+  agents?: { http: HttpAgent; https: HttpsAgent },
+): Promise<SendOutcome> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
-  const failed = (error: string): SendOutcome => ({ statusCode: null, error, latencyMs: latency(), responseBody: null, ok: false });
+  const failed = (error: string, noAnswer = false): SendOutcome => ({ statusCode: null, error, latencyMs: latency(), responseBody: null, ok: false, ...(noAnswer ? { noAnswer } : {}) });
   let target: URL;
   try {
     target = new URL(url);
@@ -175,23 +197,32 @@ export async function postSigned(url: string, body: string, privateKeyHex: strin
   const literal = targets?.refusalOfUrl(url);
   if (literal) return failed(`refused: ${literal}`);
   const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    const { status, text } = await new Promise<{ status: number; text: string | null }>((resolve, reject) => {
-      const payload = Buffer.from(body, 'utf8');
-      const req = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
+  const payload = Buffer.from(body, 'utf8');
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': payload.length,
+    'user-agent': USER_AGENT,
+    ...signatureHeaders(signWebhookBody(body, privateKeyHex)),
+  };
+  const https = target.protocol === 'https:';
+  const agent = agents ? (https ? agents.https : agents.http) : false;
+  const send = (retryOnStale: boolean) =>
+    new Promise<{ status: number; text: string | null }>((resolve, reject) => {
+      const req = (https ? httpsRequest : httpRequest)(target, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': payload.length,
-          'user-agent': USER_AGENT,
-          ...signatureHeaders(signWebhookBody(body, privateKeyHex)),
-        },
+        headers,
         signal,
-        agent: false,
+        agent,
         ...(targets ? { lookup: targets.lookupFor(portOf(target)) } : {}),
       });
-      req.on('error', reject);
+      let answered = false;
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (retryOnStale && !answered && req.reusedSocket && !signal.aborted && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+          send(false).then(resolve, reject);
+        } else reject(err);
+      });
       req.on('response', (res) => {
+        answered = true;
         // Read up to ANSWER_BODY_LIMIT bytes; the rest is not waited for.
         const chunks: Buffer[] = [];
         let size = 0;
@@ -210,6 +241,8 @@ export async function postSigned(url: string, body: string, privateKeyHex: strin
       });
       req.end(payload);
     });
+  try {
+    const { status, text } = await send(agent !== false);
     const answer = text === null ? null : text.slice(0, ANSWER_BODY_LIMIT);
     const ok = status >= 200 && status < 300;
     const kept = answer === null ? null : ok ? answer.slice(0, RESPONSE_BODY_LIMIT) : excerpt(answer, ERROR_EXCERPT_BYTES);
@@ -217,8 +250,8 @@ export async function postSigned(url: string, body: string, privateKeyHex: strin
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (err instanceof TargetRefused) return failed(`refused: ${e.message}`);
-    if (signal.aborted) return failed(`timeout after ${timeoutMs} ms`);
-    return failed(e.code ? `${e.code}: ${e.message}` : e.message || String(err));
+    if (signal.aborted) return failed(`timeout after ${timeoutMs} ms`, true);
+    return failed(e.code ? `${e.code}: ${e.message}` : e.message || String(err), true);
   }
 }
 
@@ -248,19 +281,55 @@ export interface DelivererOptions {
   pollMs?: number;
   /** Deliveries in flight at once, each of a different lane (DEFAULT_CONCURRENCY). */
   concurrency?: number;
+  /** Deliveries of one platform in flight at once at most (default: half the slots). */
+  platformCap?: number;
   /** Which endpoints may be reached (targets.ts); absent: any. */
   targets?: WebhookTargets;
 }
 
 /** How many deliveries one process has in flight at once, each of its own lane. */
-export const DEFAULT_CONCURRENCY = 8;
+export const DEFAULT_CONCURRENCY = 16;
+/** The slots one platform may hold by default: half of them, so another platform always has the rest. */
+export function defaultPlatformCap(concurrency: number): number {
+  return Math.max(1, Math.floor(concurrency / 2));
+}
+/**
+ * The slots of a platform whose endpoint gives no HTTP answer (its latest attempt timed out
+ * or could not connect), until one of its attempts is answered again (whatever the status).
+ */
+export const UNRESPONSIVE_CAP = 1;
+/** Due lane heads looked up at once; they are claimed a few at a time as slots free up. */
+export const PREFETCH = 256;
+/** The shortest interval between two look-ups while work is coming in; without new work it doubles up to the longest. */
+const MIN_LOOKUP_MS = 20;
+const MAX_LOOKUP_MS = 1_000;
+/** Look-ups wait at least this many times as long as the last one took. */
+const LOOKUP_COST_FACTOR = 4;
+/** Recorded attempts written in one transaction at most. */
+const RECORD_BATCH = 200;
 
 interface Claimed {
   row: Claimable;
+  /** Whether it was PENDING when claimed (else a SENDING row whose lease had expired). */
+  wasPending: boolean;
   attempts: number;
   leaseUntil: number;
-  material: Awaited<ReturnType<typeof sendMaterial>>;
+  material: SendMaterial | undefined;
 }
+
+/** A sent attempt waiting to be recorded (written in a batch with the others that finished meanwhile). */
+interface Finished {
+  claimed: Claimed;
+  url: string;
+  outcome: SendOutcome;
+  verdict: AnswerVerdict;
+  startedMs: number;
+  startedAt: string;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+const laneKey = (platformId: string, resourceId: string) => `${platformId}\n${resourceId}`;
 
 export class WebhookDeliverer {
   /** Per-request timeout; tests lower it. */
@@ -271,9 +340,35 @@ export class WebhookDeliverer {
   private readonly answerHandlers = new Map<string, AnswerHandler>();
   /** Deliveries (of distinct lanes) being sent and recorded right now. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** The lanes of those deliveries, and how many each platform has. */
+  private readonly lanesInFlight = new Set<string>();
+  private readonly platformInFlight = new Map<string, number>();
+  /** Platforms whose latest attempt got no HTTP answer (timeout, connection error). */
+  private readonly unresponsive = new Set<string>();
+  /** Due lane heads found by the last look-up (and heads that settled deliveries let go), not claimed yet. */
+  private candidates: Claimable[] = [];
+  /** The platform the candidates were looked up for (undefined: all). */
+  private candidateScope: string | undefined;
+  private lastLookupAt = -Infinity;
+  private lookupEveryMs = MIN_LOOKUP_MS;
+  /** How long the last look-up took. */
+  private lastLookupMs = 0;
+  /** New events since the last look-up. */
+  private fresh = true;
+  /** Attempts sent and waiting to be recorded, and the batch being written. */
+  private readonly toRecord: Finished[] = [];
+  private recording: Promise<void> | undefined;
   /** Deliveries finished (recorded or failed) so far in this process. */
   private recorded = 0;
+  /** Keep-alive connections per endpoint (each new connection goes through the targets' check). */
+  private readonly agents = {
+    http: new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, maxFreeSockets: 64, scheduling: 'lifo' }),
+    https: new HttpsAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, maxFreeSockets: 64, scheduling: 'lifo' }),
+  };
+  /** Opened signing keys by platform, with the sealed value they were opened from. */
+  private readonly signingKeys = new Map<string, { sealed: string; key: KeyObject }>();
   readonly concurrency: number;
+  readonly platformCap: number;
   /** Which endpoints may be reached (targets.ts). */
   readonly targets: WebhookTargets | undefined;
 
@@ -286,6 +381,7 @@ export class WebhookDeliverer {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.pollMs = opts.pollMs ?? 500;
     this.concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
+    this.platformCap = Math.max(1, Math.min(this.concurrency, opts.platformCap ?? defaultPlatformCap(this.concurrency)));
     this.targets = opts.targets;
     this.worker = new PollingLoop(() => this.pump(), {
       pollMs: () => this.pollMs,
@@ -316,33 +412,124 @@ export class WebhookDeliverer {
     this.answerHandlers.set(type, handler);
   }
 
+  /** A platform's signing key, opened from its sealed value (again only when that changes). */
+  private signingKeyOf(platformId: string, sealed: string): KeyObject | undefined {
+    const cached = this.signingKeys.get(platformId);
+    if (cached?.sealed === sealed) return cached.key;
+    const hex = openWebhookKey(platformId, sealed);
+    if (hex === undefined) return undefined;
+    const key = webhookSigningKey(hex);
+    if (this.signingKeys.size >= 10_000) this.signingKeys.clear();
+    this.signingKeys.set(platformId, { sealed, key });
+    return key;
+  }
+
+  /** How many slots a platform may hold now: its share, or one while its endpoint does not answer. */
+  private capOf(platformId: string): number {
+    return this.unresponsive.has(platformId) ? UNRESPONSIVE_CAP : this.platformCap;
+  }
+
+  /** Platforms holding all the slots they may hold. */
+  private cappedPlatforms(): string[] {
+    const out: string[] = [];
+    for (const [p, n] of this.platformInFlight) if (n >= this.capOf(p)) out.push(p);
+    return out;
+  }
+
+  /**
+   * Take up to `max` candidates this process may send now (a lane not in flight, a platform
+   * under its cap), leaving the others; `picked` counts per platform what is taken.
+   */
+  private pick(max: number, picked: Map<string, number>): Claimable[] {
+    const out: Claimable[] = [];
+    const lanes = new Set<string>();
+    const keep: Claimable[] = [];
+    for (const c of this.candidates) {
+      const lane = laneKey(c.platform_id, c.resource_id);
+      if (this.lanesInFlight.has(lane) || lanes.has(lane)) continue; // its lane is busy: a later look-up finds it again
+      const n = (this.platformInFlight.get(c.platform_id) ?? 0) + (picked.get(c.platform_id) ?? 0);
+      if (out.length >= max || n >= this.capOf(c.platform_id)) {
+        keep.push(c);
+        continue;
+      }
+      out.push(c);
+      lanes.add(lane);
+      picked.set(c.platform_id, (picked.get(c.platform_id) ?? 0) + 1);
+    }
+    this.candidates = keep;
+    return out;
+  }
+
   /**
    * Claim up to `max` due lane heads (optionally of one platform) in one short transaction,
-   * marking each SENDING with a lease.
+   * marking each SENDING with a lease. Due heads are looked up PREFETCH at a time
+   * (findDue), no more often than every MIN_LOOKUP_MS while events come in (less often while
+   * look-ups find nothing new), unless `force`; a platform at its cap is left out of the
+   * look-up, so its rows never fill the batch.
    */
-  private async claim(max: number, platformId?: string): Promise<Claimed[]> {
+  private async claim(max: number, platformId?: string, force = false): Promise<Claimed[]> {
     if (max <= 0) return [];
+    if (this.candidateScope !== platformId) {
+      this.candidates = [];
+      this.candidateScope = platformId;
+      force = true;
+    }
     const realNow = this.clock.nowMs();
     const leaseUntil = realNow + this.timeoutMs + 30_000;
+    const postgres = this.store.kind === 'postgres';
     return this.store.db.transaction().execute(async (trx) => {
-      const rows = await findDue(trx, realNow, this.store.kind === 'postgres', platformId, max);
-      const out: Claimed[] = [];
-      for (const row of rows) {
-        const attempts = Number(row.attempts) + 1;
-        await markSending(trx, row.id, attempts, leaseUntil, iso(realNow + Number(row.clock_offset_ms)));
-        out.push({ row, attempts, leaseUntil, material: await sendMaterial(trx, row) });
+      const picked = new Map<string, number>();
+      let rows = this.pick(max, picked);
+      const since = performance.now() - this.lastLookupAt;
+      // A look-up reads every due row (a long backlog makes it slow): at most a fifth of the time goes to them.
+      const interval = Math.max(LOOKUP_COST_FACTOR * this.lastLookupMs, this.fresh ? MIN_LOOKUP_MS : this.lookupEveryMs);
+      if (rows.length < max && (force || since >= interval)) {
+        const exclude = [...new Set([...this.cappedPlatforms(), ...[...picked.keys()].filter((p) => (this.platformInFlight.get(p) ?? 0) + picked.get(p)! >= this.capOf(p))])];
+        this.fresh = false;
+        this.lastLookupAt = performance.now();
+        const taken = new Set(rows.map((r) => r.id));
+        this.candidates = (await findDue(trx, realNow, postgres, platformId, PREFETCH, exclude)).filter((r) => !taken.has(r.id));
+        this.lastLookupMs = performance.now() - this.lastLookupAt;
+        const more = this.pick(max - rows.length, picked);
+        this.lookupEveryMs = more.length > 0 ? MIN_LOOKUP_MS : Math.min(MAX_LOOKUP_MS, this.lookupEveryMs * 2);
+        rows = [...rows, ...more];
+      } else if (rows.length < max && this.inFlight.size === 0) {
+        // Nothing in flight to wake the loop: look again when a look-up is allowed.
+        this.worker.wakeIn(Math.max(0, interval - since));
       }
-      return out;
+      if (rows.length === 0) return [];
+      const byPlatform = new Map<string, string[]>();
+      for (const r of rows) byPlatform.set(r.platform_id, [...(byPlatform.get(r.platform_id) ?? []), r.id]);
+      const offsets = await platformOffsets(trx, [...byPlatform.keys()]);
+      const claimed: Claimable[] = [];
+      for (const [p, ids] of byPlatform) {
+        const offset = offsets.get(p) ?? 0;
+        for (const row of await claimDue(trx, p, ids, realNow, offset, leaseUntil, iso(realNow + offset))) claimed.push({ ...row, clock_offset_ms: offset });
+      }
+      // In the order they were due.
+      const order = new Map(rows.map((r, i) => [r.id, i]));
+      claimed.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+      const materials = await sendMaterials(trx, claimed);
+      const pending = new Set(rows.filter((r) => r.status === 'PENDING').map((r) => r.id));
+      return claimed.map((row) => ({ row, wasPending: pending.has(row.id), attempts: Number(row.attempts), leaseUntil, material: materials.get(row.event_id) }));
     });
   }
 
   /** Start sending a claimed delivery; it leaves the in-flight set (and wakes the loop) when recorded. */
   private launch(c: Claimed): void {
+    const lane = laneKey(c.row.platform_id, c.row.resource_id);
+    const platform = c.row.platform_id;
+    this.lanesInFlight.add(lane);
+    this.platformInFlight.set(platform, (this.platformInFlight.get(platform) ?? 0) + 1);
     const p: Promise<void> = this.deliver(c)
       .catch((err: unknown) => this.log?.error({ err, deliveryId: c.row.id }, 'webhook delivery error'))
       .finally(() => {
         this.recorded += 1;
         this.inFlight.delete(p);
+        this.lanesInFlight.delete(lane);
+        const n = (this.platformInFlight.get(platform) ?? 1) - 1;
+        if (n <= 0) this.platformInFlight.delete(platform);
+        else this.platformInFlight.set(platform, n);
         this.worker.kick();
       });
     this.inFlight.add(p);
@@ -350,7 +537,7 @@ export class WebhookDeliverer {
 
   /**
    * Send one claimed delivery and record the attempt: the POST with no transaction open, then
-   * one short transaction.
+   * the attempt is written with the others that finished meanwhile, in one short transaction.
    *
    * The attempt is dated at its due time on the platform clock (`next_attempt_ms`, never
    * later than now): a first attempt at its event's time (or when its lane let it go), a
@@ -358,16 +545,18 @@ export class WebhookDeliverer {
    * the advanced window are sent promptly, in order, each carrying the time it was due, and
    * the schedule continues from those times (docs/webhooks.md "The sandbox clock").
    */
-  private async deliver({ row, attempts, leaseUntil, material }: Claimed): Promise<void> {
-    const platformNow = this.clock.nowMs() + (await platformOffset(this.store.db, row.platform_id));
-    const dueMs = row.status === 'PENDING' && row.next_attempt_ms !== null ? Number(row.next_attempt_ms) : platformNow;
+  private async deliver(claimed: Claimed): Promise<void> {
+    const { row, attempts, material } = claimed;
+    // The offset was read when the delivery was claimed, a moment ago.
+    const platformNow = this.clock.nowMs() + Number(row.clock_offset_ms);
+    const dueMs = claimed.wasPending && row.next_attempt_ms !== null ? Number(row.next_attempt_ms) : platformNow;
     const startedMs = Math.min(platformNow, dueMs);
     const startedAt = iso(startedMs);
 
     let outcome: SendOutcome;
     let url = material?.endpoint ?? '';
-    // The private key is opened only here, to sign this attempt.
-    const privateKey = material?.privateKey ? openWebhookKey(row.platform_id, material.privateKey) : undefined;
+    // The private key is opened only here, to sign (kept opened while its sealed value is the same).
+    const privateKey = material?.privateKey ? this.signingKeyOf(row.platform_id, material.privateKey) : undefined;
     if (!material || !material.endpoint || !privateKey) {
       const error = !material
         ? 'event not found'
@@ -377,7 +566,10 @@ export class WebhookDeliverer {
       outcome = { statusCode: null, error, latencyMs: 0, responseBody: null, ok: false };
       url = material?.endpoint ?? '';
     } else {
-      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), privateKey, this.timeoutMs, this.targets);
+      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), privateKey, this.timeoutMs, this.targets, this.agents);
+      // An endpoint that gives no answer holds one slot until it answers again.
+      if (outcome.statusCode !== null) this.unresponsive.delete(row.platform_id);
+      else if (outcome.noAnswer) this.unresponsive.add(row.platform_id);
     }
 
     // An area that reads answers to this event type decides first, in its own transaction.
@@ -390,48 +582,110 @@ export class WebhookDeliverer {
         this.log?.error({ err, deliveryId: row.id, type: row.type }, 'webhook answer handler failed');
       }
     }
-    // A 409 says the endpoint already has this webhook id: done, like a 2xx (never retried).
-    const acknowledged = outcome.ok || outcome.statusCode === DUPLICATE_STATUS || verdict === 'DELIVERED';
-    const retried = material !== undefined && retryPolicyOf(row.type, material.payload) === 'BACKOFF';
-
-    await this.store.db.transaction().execute(async (trx) => {
-      const nowMs = this.clock.nowMs() + (await platformOffset(trx, row.platform_id));
-      const at = iso(nowMs);
-      // When the lane is free again, on the platform clock: the attempt's (possibly past) start plus its latency.
-      const settledMs = Math.min(nowMs, startedMs + outcome.latencyMs);
-      const attempt: AttemptRow = {
-        id: newId('WebhookAttempt'),
-        platform_id: row.platform_id,
-        delivery_id: row.id,
-        attempt: attempts,
-        url,
-        started_at: startedAt,
-        status_code: outcome.statusCode,
-        error: acknowledged ? null : outcome.error,
-        latency_ms: outcome.latencyMs,
-        response_body: outcome.responseBody,
-      };
-      await insertAttempt(trx, attempt);
-      const base = { last_status_code: outcome.statusCode, last_error: acknowledged ? null : outcome.error, updated_at: at };
-      let settled: boolean;
-      if (acknowledged && material?.endpoint) {
-        settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
-      } else if (material && !material.endpoint) {
-        // The endpoint was removed meanwhile: kept, like an event emitted with no endpoint.
-        settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
-      } else if (verdict === 'FAILED' || !retried || attempts >= MAX_ATTEMPTS) {
-        settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
-        this.log?.warn({ deliveryId: row.id, attempts, err: outcome.error }, 'webhook delivery failed for good');
-      } else {
-        // The schedule counts from the attempt's start (its due time), so the gap between two
-        // attempts is the wait itself, however long the endpoint took to answer, and retries
-        // due inside an advanced window follow one another at their scheduled times.
-        const delay = RETRY_SCHEDULE_MS[Math.min(attempts - 1, RETRY_SCHEDULE_MS.length - 1)]!;
-        await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: startedMs + delay });
-        return;
-      }
-      if (settled) await releaseLane(trx, row.platform_id, row.resource_id, Number(row.event_seq), settledMs);
+    await new Promise<void>((resolve, reject) => {
+      this.toRecord.push({ claimed, url, outcome, verdict, startedMs, startedAt, resolve, reject });
+      this.recordSoon();
     });
+  }
+
+  /** Write the attempts waiting to be recorded, a batch per transaction, until none waits. */
+  private recordSoon(): void {
+    if (this.recording) return;
+    this.recording = (async () => {
+      while (this.toRecord.length > 0) {
+        const batch = this.toRecord.splice(0, RECORD_BATCH);
+        try {
+          await this.writeRecords(batch);
+          for (const f of batch) f.resolve();
+        } catch (err) {
+          if (batch.length === 1) {
+            batch[0]!.reject(err);
+            continue;
+          }
+          // One at a time, so one bad record fails only itself.
+          for (const f of batch) {
+            try {
+              await this.writeRecords([f]);
+              f.resolve();
+            } catch (e) {
+              f.reject(e);
+            }
+          }
+        }
+      }
+    })().finally(() => {
+      this.recording = undefined;
+      if (this.toRecord.length > 0) this.recordSoon();
+    });
+  }
+
+  /** Record attempts in one transaction: each attempt's row, its delivery settled, its lane let go. */
+  private async writeRecords(batch: readonly Finished[]): Promise<void> {
+    const released: string[] = [];
+    await this.store.db.transaction().execute(async (trx) => {
+      const offsets = await platformOffsets(trx, [...new Set(batch.map((f) => f.claimed.row.platform_id))]);
+      const attemptRows: AttemptRow[] = [];
+      for (const { claimed, url, outcome, verdict, startedMs, startedAt } of batch) {
+        const { row, attempts, leaseUntil, material } = claimed;
+        // A 409 says the endpoint already has this webhook id: done, like a 2xx (never retried).
+        const acknowledged = outcome.ok || outcome.statusCode === DUPLICATE_STATUS || verdict === 'DELIVERED';
+        const retried = material !== undefined && retryPolicyOf(row.type, material.payload) === 'BACKOFF';
+        const nowMs = this.clock.nowMs() + (offsets.get(row.platform_id) ?? 0);
+        const at = iso(nowMs);
+        // When the lane is free again, on the platform clock: the attempt's (possibly past) start plus its latency.
+        const settledMs = Math.min(nowMs, startedMs + outcome.latencyMs);
+        attemptRows.push({
+          id: newId('WebhookAttempt'),
+          platform_id: row.platform_id,
+          delivery_id: row.id,
+          attempt: attempts,
+          url,
+          started_at: startedAt,
+          status_code: outcome.statusCode,
+          error: acknowledged ? null : outcome.error,
+          latency_ms: outcome.latencyMs,
+          response_body: outcome.responseBody,
+        });
+        const base = { last_status_code: outcome.statusCode, last_error: acknowledged ? null : outcome.error, updated_at: at };
+        let settled: boolean;
+        if (acknowledged && material?.endpoint) {
+          settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
+        } else if (material && !material.endpoint) {
+          // The endpoint was removed meanwhile: kept, like an event emitted with no endpoint.
+          settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
+        } else if (verdict === 'FAILED' || !retried || attempts >= MAX_ATTEMPTS) {
+          settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
+          this.log?.warn({ deliveryId: row.id, attempts, err: outcome.error }, 'webhook delivery failed for good');
+        } else {
+          // The schedule counts from the attempt's start (its due time), so the gap between two
+          // attempts is the wait itself, however long the endpoint took to answer, and retries
+          // due inside an advanced window follow one another at their scheduled times.
+          const delay = RETRY_SCHEDULE_MS[Math.min(attempts - 1, RETRY_SCHEDULE_MS.length - 1)]!;
+          await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: startedMs + delay });
+          continue;
+        }
+        if (settled) {
+          const next = await releaseLane(trx, row.platform_id, row.resource_id, Number(row.event_seq), settledMs);
+          if (next !== undefined) released.push(next);
+        }
+      }
+      await insertAttempts(trx, attemptRows);
+    });
+    // The lanes' next deliveries are their heads now: candidates at once, without a look-up.
+    if (released.length > 0) {
+      const realNow = this.clock.nowMs();
+      const heads = (await claimables(this.store.db, released)).filter(
+        (r) =>
+          r.status === 'PENDING' &&
+          r.next_attempt_ms !== null &&
+          Number(r.next_attempt_ms) <= realNow + Number(r.clock_offset_ms) &&
+          (this.candidateScope === undefined || this.candidateScope === r.platform_id),
+      );
+      if (heads.length > 0) {
+        const ids = new Set(heads.map((h) => h.id));
+        this.candidates = [...heads, ...this.candidates.filter((c) => !ids.has(c.id))];
+      }
+    }
   }
 
   /** One step of the background loop: fill the free slots with due lane heads. */
@@ -454,7 +708,7 @@ export class WebhookDeliverer {
     for (;;) {
       // A delivery recorded while the claim ran may have freed its lane after the claim looked.
       const recordedBefore = this.recorded;
-      const claimed = await this.claim(Math.min(this.concurrency - this.inFlight.size, max - n), platformId);
+      const claimed = await this.claim(Math.min(this.concurrency - this.inFlight.size, max - n), platformId, this.inFlight.size === 0);
       for (const c of claimed) this.launch(c);
       n += claimed.length;
       if (this.inFlight.size === 0) {
@@ -478,6 +732,7 @@ export class WebhookDeliverer {
 
   /** Look for due deliveries now (in this process). */
   kick(): void {
+    this.fresh = true;
     this.worker.kick();
   }
 
@@ -487,6 +742,8 @@ export class WebhookDeliverer {
     this.unsubscribe = undefined;
     await this.worker.stop();
     await this.idle();
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 }
 

@@ -25,8 +25,17 @@ export interface Claimable extends DeliveryRow {
  * time, while the heads of other lanes are claimed beside it (docs/webhooks.md "Order per
  * resource"). Two heads of one lane are never returned together: the second has the first,
  * still open, before it. Index `webhook_deliveries_lane_open` (0018) answers the check.
+ * `excludePlatforms`: platforms whose rows are left out (they hold their share of the slots).
+ * Nothing is marked here: `claimDue` claims the rows the deliverer picks among these.
  */
-export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres: boolean, platformId?: string, limit = 1): Promise<Claimable[]> {
+export async function findDue(
+  trx: Transaction<DB>,
+  realNowMs: number,
+  postgres: boolean,
+  platformId?: string,
+  limit = 1,
+  excludePlatforms: readonly string[] = [],
+): Promise<Claimable[]> {
   let q = trx
     .selectFrom('webhook_deliveries as d')
     .innerJoin('platforms as p', 'p.id', 'd.platform_id')
@@ -51,6 +60,8 @@ export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres:
       ),
     );
   if (platformId !== undefined) q = q.where('d.platform_id', '=', platformId);
+  // Platforms at their share of the delivery slots (service.ts): their due rows never fill the batch.
+  if (excludePlatforms.length > 0) q = q.where('d.platform_id', 'not in', [...excludePlatforms]);
   q = q.orderBy('d.next_attempt_ms', 'asc').orderBy('d.event_seq', 'asc').limit(literalLimit(limit));
   if (postgres) q = q.forUpdate('d').skipLocked();
   return (await q.execute()) as Claimable[];
@@ -62,7 +73,7 @@ export async function findDue(trx: Transaction<DB>, realNowMs: number, postgres:
  * back). Its attempt is then dated when its lane let it go, not when its event happened, and
  * its retries count from there.
  */
-export async function releaseLane(db: Db, platformId: string, resourceId: string, afterSeq: number, readyMs: number): Promise<void> {
+export async function releaseLane(db: Db, platformId: string, resourceId: string, afterSeq: number, readyMs: number): Promise<string | undefined> {
   const next = await db
     .selectFrom('webhook_deliveries')
     .select(['id', 'status', 'next_attempt_ms'])
@@ -73,12 +84,75 @@ export async function releaseLane(db: Db, platformId: string, resourceId: string
     .orderBy('event_seq', 'asc')
     .limit(literalLimit(1))
     .executeTakeFirst();
-  if (!next || next.status !== 'PENDING' || next.next_attempt_ms === null || Number(next.next_attempt_ms) >= readyMs) return;
-  await db.updateTable('webhook_deliveries').set({ next_attempt_ms: readyMs }).where('id', '=', next.id).where('status', '=', 'PENDING').execute();
+  if (!next || next.status !== 'PENDING' || next.next_attempt_ms === null) return undefined;
+  if (Number(next.next_attempt_ms) < readyMs) {
+    await db.updateTable('webhook_deliveries').set({ next_attempt_ms: readyMs }).where('id', '=', next.id).where('status', '=', 'PENDING').execute();
+  }
+  return next.id;
 }
 
-export async function markSending(trx: Transaction<DB>, id: string, attempts: number, leaseUntilMs: number, at: string): Promise<void> {
-  await trx.updateTable('webhook_deliveries').set({ status: 'SENDING', attempts, lease_until_ms: leaseUntilMs, updated_at: at }).where('id', '=', id).execute();
+/**
+ * Claim, among `ids` (due lane heads of one platform, as findDue found them), those still
+ * due and still at the head of their lane, in one statement: SENDING with the lease, one
+ * more attempt. Returns the claimed rows as they are now. A row another worker claimed or
+ * settled meanwhile is not returned.
+ */
+export async function claimDue(
+  trx: Transaction<DB>,
+  platformId: string,
+  ids: readonly string[],
+  realNowMs: number,
+  offsetMs: number,
+  leaseUntilMs: number,
+  at: string,
+): Promise<DeliveryRow[]> {
+  if (ids.length === 0) return [];
+  return trx
+    .updateTable('webhook_deliveries as d')
+    .set({ status: 'SENDING', attempts: sql<number>`d.attempts + 1`, lease_until_ms: leaseUntilMs, updated_at: at })
+    .where('d.id', 'in', [...ids])
+    .where('d.platform_id', '=', platformId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('d.status', '=', 'PENDING'), eb('d.next_attempt_ms', '<=', realNowMs + offsetMs)]),
+        eb.and([eb('d.status', '=', 'SENDING'), eb('d.lease_until_ms', '<', realNowMs)]),
+      ]),
+    )
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('webhook_deliveries as e')
+            .select('e.id')
+            .whereRef('e.platform_id', '=', 'd.platform_id')
+            .whereRef('e.resource_id', '=', 'd.resource_id')
+            .where('e.status', 'in', [...OPEN_STATUSES])
+            .whereRef('e.event_seq', '<', 'd.event_seq'),
+        ),
+      ),
+    )
+    .returningAll()
+    .execute();
+}
+
+/** Rows with their platform's clock offset (the lane heads a settled delivery let go). */
+export async function claimables(db: Db, ids: readonly string[]): Promise<Claimable[]> {
+  if (ids.length === 0) return [];
+  return (await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('platforms as p', 'p.id', 'd.platform_id')
+    .selectAll('d')
+    .select('p.clock_offset_ms')
+    .where('d.id', 'in', [...ids])
+    .execute()) as Claimable[];
+}
+
+/** The clock offsets of these platforms. */
+export async function platformOffsets(db: Db, platformIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (platformIds.length === 0) return out;
+  const rows = await db.selectFrom('platforms').select(['id', 'clock_offset_ms']).where('id', 'in', [...platformIds]).execute();
+  for (const r of rows) out.set(r.id, Number(r.clock_offset_ms));
+  return out;
 }
 
 export interface SendMaterial {
@@ -87,25 +161,28 @@ export interface SendMaterial {
   privateKey: string | null;
 }
 
-export async function sendMaterial(db: Db, delivery: DeliveryRow): Promise<SendMaterial | undefined> {
-  const row = await db
+/** The material of several deliveries in one query, by event id. */
+export async function sendMaterials(db: Db, deliveries: readonly DeliveryRow[]): Promise<Map<string, SendMaterial>> {
+  const out = new Map<string, SendMaterial>();
+  if (deliveries.length === 0) return out;
+  const rows = await db
     .selectFrom('events as ev')
     .innerJoin('platforms as p', 'p.id', 'ev.platform_id')
     .leftJoin('platform_configs as c', 'c.platform_id', 'ev.platform_id')
-    .select(['ev.id', 'ev.resource_id', 'ev.created_at', 'ev.payload', 'ev.body', 'c.webhook_endpoint', 'p.webhook_private_key'])
-    .where('ev.id', '=', delivery.event_id)
-    .where('ev.platform_id', '=', delivery.platform_id)
-    .executeTakeFirst();
-  return row ? { payload: payloadText(row), endpoint: row.webhook_endpoint ?? null, privateKey: row.webhook_private_key } : undefined;
+    .select(['ev.id', 'ev.platform_id', 'ev.resource_id', 'ev.created_at', 'ev.payload', 'ev.body', 'c.webhook_endpoint', 'p.webhook_private_key'])
+    .where('ev.id', 'in', deliveries.map((d) => d.event_id))
+    .execute();
+  const platformOf = new Map(deliveries.map((d) => [d.event_id, d.platform_id]));
+  for (const row of rows) {
+    if (platformOf.get(row.id) !== row.platform_id) continue;
+    out.set(row.id, { payload: payloadText(row), endpoint: row.webhook_endpoint ?? null, privateKey: row.webhook_private_key });
+  }
+  return out;
 }
 
-export async function platformOffset(db: Db, platformId: string): Promise<number> {
-  const row = await db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirst();
-  return Number(row?.clock_offset_ms ?? 0);
-}
-
-export async function insertAttempt(db: Db, row: AttemptRow): Promise<void> {
-  await db.insertInto('webhook_attempts').values(row).execute();
+/** Several attempts' rows, a few statements at most. */
+export async function insertAttempts(db: Db, rows: readonly AttemptRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100) await db.insertInto('webhook_attempts').values(rows.slice(i, i + 100)).execute();
 }
 
 /** Settle a claimed delivery; only while it is still this claim's (same lease). Returns whether it applied. */
