@@ -307,6 +307,9 @@ const MAX_LOOKUP_MS = 1_000;
 const LOOKUP_COST_FACTOR = 4;
 /** Recorded attempts written in one transaction at most. */
 const RECORD_BATCH = 200;
+/** Back-off of recording attempts while the store is unavailable: 250 ms doubling up to 2 s. */
+const RECORD_RETRY_MS = 250;
+const RECORD_RETRY_MAX_MS = 2_000;
 
 interface Claimed {
   row: Claimable;
@@ -358,6 +361,10 @@ export class WebhookDeliverer {
   /** Attempts sent and waiting to be recorded, and the batch being written. */
   private readonly toRecord: Finished[] = [];
   private recording: Promise<void> | undefined;
+  /** Failed attempts in a row to record while the store is unavailable (0: it answers). */
+  private recordOutage = 0;
+  /** Set by stop(): records that cannot be written are then given up (their leases lapse). */
+  private stopping = false;
   /** Deliveries finished (recorded or failed) so far in this process. */
   private recorded = 0;
   /** Keep-alive connections per endpoint (each new connection goes through the targets' check). */
@@ -522,7 +529,10 @@ export class WebhookDeliverer {
     this.lanesInFlight.add(lane);
     this.platformInFlight.set(platform, (this.platformInFlight.get(platform) ?? 0) + 1);
     const p: Promise<void> = this.deliver(c)
-      .catch((err: unknown) => this.log?.error({ err, deliveryId: c.row.id }, 'webhook delivery error'))
+      .catch((err: unknown) => {
+        if (isStoreUnavailable(err)) this.log?.warn({ err: (err as Error).message, deliveryId: c.row.id }, 'webhook delivery: store unavailable; its lease will lapse');
+        else this.log?.error({ err, deliveryId: c.row.id }, 'webhook delivery error');
+      })
       .finally(() => {
         this.recorded += 1;
         this.inFlight.delete(p);
@@ -596,8 +606,19 @@ export class WebhookDeliverer {
         const batch = this.toRecord.splice(0, RECORD_BATCH);
         try {
           await this.writeRecords(batch);
+          this.recordOutage = 0;
           for (const f of batch) f.resolve();
         } catch (err) {
+          if (isStoreUnavailable(err) && !this.stopping) {
+            // The attempts were made; only their records wait for the store (issue 33). They
+            // are written once it answers again, so their lanes go on within moments of its
+            // return instead of waiting for the claims' leases (timeout + 30 s) to lapse.
+            this.toRecord.unshift(...batch);
+            this.recordOutage += 1;
+            if (this.recordOutage === 1) this.log?.warn({ err: (err as Error).message }, 'webhook attempts: store unavailable; recording them once it answers');
+            await new Promise<void>((r) => setTimeout(r, Math.min(RECORD_RETRY_MAX_MS, RECORD_RETRY_MS * 2 ** (this.recordOutage - 1))));
+            continue;
+          }
           if (batch.length === 1) {
             batch[0]!.reject(err);
             continue;
@@ -738,6 +759,7 @@ export class WebhookDeliverer {
 
   /** Stop polling and wait for the deliveries in flight (at most their timeout). */
   async stop(): Promise<void> {
+    this.stopping = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     await this.worker.stop();
