@@ -13,12 +13,13 @@ import { isIdOf, newId } from '../../kernel/ids.js';
 import type { JobQueue } from '../../kernel/jobs.js';
 import { type Page, paginate, timeRangeOf } from '../../kernel/pagination.js';
 import { safeEqual } from '../../kernel/secrets.js';
+import { checkSchema } from '../../kernel/validation.js';
 import { hasRate } from '../../sandbox/fx.js';
 import { findCustomer } from '../customers/store.js';
 import type { SignedRequestChallenge } from '../embedded-wallets/schemas.js';
 import { authorizeWalletExecuteIn, type SignedHeaders } from '../embedded-wallets/service.js';
-import { deleteExternalAccount, getExternalAccount, listExternalAccounts, requireExternalAccount } from '../external-accounts/service.js';
-import type { ExternalAccount } from '../external-accounts/schemas.js';
+import { createExternalAccount, deleteExternalAccount, getExternalAccount, listExternalAccounts, rejectCreateBody, requireExternalAccount } from '../external-accounts/service.js';
+import { type ExternalAccount, ExternalAccountCreateRequest } from '../external-accounts/schemas.js';
 import { INCOMING_PAYMENT_JOB, type ApprovalFlow, approvePendingPayment, type Decline, registerApprovalFlow, rejectPendingPayment } from '../incoming-payments/service.js';
 import { listCustomerAccounts, requireInternalAccount } from '../internal-accounts/service.js';
 import type { InternalAccount } from '../internal-accounts/schemas.js';
@@ -562,6 +563,24 @@ export async function prepareExternalAccountBody(store: Store, auth: AuthContext
 export async function auditExternalAccountCreated(store: Store, auth: AuthContext, account: ExternalAccount, now: Now): Promise<void> {
   const agent = await callerAgent(store.db, auth, true);
   await audit(store.db, agent, { operation: 'CREATE_EXTERNAL_ACCOUNT', decision: 'AUTO', reason: `created ${account.id}`, actor: agent.id }, now.at);
+}
+
+/**
+ * POST /agents/me/external-accounts before its handler: the agent's permission and customer
+ * first, then the body's checks as for the platform (one 400 with the schema's and the rails'
+ * errors, through the external-accounts area).
+ */
+export async function checkAgentExternalAccountBody(store: Store, auth: AuthContext, body: unknown, now: Now): Promise<void> {
+  await prepareExternalAccountBody(store, auth, body, now);
+  const errors = checkSchema(ExternalAccountCreateRequest, body ?? null);
+  if (errors.length > 0) await rejectCreateBody({ store }, auth.platform, 'customer', body, errors);
+}
+
+/** POST /agents/me/external-accounts: the external account (the external-accounts area's create), audited. */
+export async function createAgentExternalAccount(store: Store, auth: AuthContext, body: unknown, now: Now): Promise<ExternalAccount> {
+  const account = await createExternalAccount({ store }, auth.platform, now.at, 'customer', body as never);
+  await auditExternalAccountCreated(store, auth, account, now);
+  return account;
 }
 
 export async function listMyActions(db: Kysely<DB>, auth: AuthContext, q: { status?: string | undefined; limit?: number | undefined; cursor?: string | undefined }, nowMs: number): Promise<Page<AgentAction>> {

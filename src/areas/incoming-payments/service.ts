@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { effectTransaction } from '../../kernel/idempotency.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../kernel/deps.js';
 import { type Clock, iso } from '../../kernel/clock.js';
 import { findCurrency } from '../../kernel/currencies.js';
 import type { Store } from '../../kernel/db/connect.js';

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { packRateDetails, unpackRateDetails } from './rate-details.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
-import { walletQuoteInstructions } from '../embedded-wallets/service.js';
+import { authorizeWalletExecute, walletQuoteInstructions } from '../embedded-wallets/service.js';
 import { iso } from '../../kernel/clock.js';
 import { currencyView, findCurrency } from '../../kernel/currencies.js';
 import type { DB } from '../../kernel/db/schema.js';
@@ -800,4 +800,13 @@ export async function fundRealtimeQuote(deps: PaymentDeps, platform: PlatformRow
     if (mismatch) await keepFailedRealtimeDeposit(trx, deps, tx, body.currencyAmount!, now);
     return transactionView(tx);
   });
+}
+
+/**
+ * POST /quotes/{quoteId}/execute of a quote funded from an embedded wallet: the wallet's
+ * signed-retry challenge (202) while the signature is missing, else null (the embedded-wallets
+ * area checks the signature). Not a wallet's quote: null.
+ */
+export function walletExecuteChallenge(...args: Parameters<typeof authorizeWalletExecute>): ReturnType<typeof authorizeWalletExecute> {
+  return authorizeWalletExecute(...args);
 }

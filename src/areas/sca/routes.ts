@@ -3,9 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError } from '../../kernel/errors.js';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
 import { ExternalAccountIdParams } from '../external-accounts/schemas.js';
-import { deleteGuards } from '../external-accounts/service.js';
 import { Quote, QuoteParams } from '../quotes/schemas.js';
-import { setAuthorizationGate } from '../quotes/service.js';
 import {
   BeneficiaryTrustConfirm,
   BeneficiaryTrustConfirmRequest,
@@ -38,11 +36,8 @@ import {
   confirmTrustChange,
   deleteScaFactor,
   getResetStatus,
-  holdForAuthorization,
   listScaFactors,
   recordSecurityEvent,
-  refuseTrustedDelete,
-  registerScaJobs,
   resendQuoteCode,
   startEnrollment,
   startLogin,
@@ -66,9 +61,6 @@ async function withRetryAfter<T>(reply: FastifyReply, fn: () => Promise<T>): Pro
 export const scaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock, jobs } = app.deps;
   const deps = { store, jobs };
-  registerScaJobs(jobs);
-  setAuthorizationGate(holdForAuthorization);
-  deleteGuards.add(refuseTrustedDelete);
 
   app.get(
     '/sca/factors',

@@ -1,0 +1,18 @@
+import type { Area } from '../../kernel/area.js';
+import { deleteGuards } from '../external-accounts/service.js';
+import { setAuthorizationGate } from '../quotes/service.js';
+import { scaRoutes } from './routes.js';
+import { holdForAuthorization, refuseTrustedDelete, registerScaJobs } from './service.js';
+
+/** How the sca area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
+export const scaArea: Area = {
+  name: 'sca',
+  // Its jobs, the payment-authorization gate of quote execution, and the guard on deleting a
+  // trusted beneficiary's external account.
+  wire: (deps) => {
+    registerScaJobs(deps.jobs);
+    setAuthorizationGate(holdForAuthorization);
+    deleteGuards.add(refuseTrustedDelete);
+  },
+  api: [scaRoutes],
+};
