@@ -26,7 +26,7 @@ import { type LookupFieldErrors, throwLookupFieldErrors, umaAddressError } from 
 import { accountInfoOf, requiresOwnershipVerification } from '../external-accounts/service.js';
 import { findDefaultUmaDepositAccount } from '../external-accounts/store.js';
 import { findPlatform, type PlatformRow } from '../platforms/store.js';
-import { usdCents } from '../quotes/service.js';
+import { usdCents } from '../quotes/pricing.js';
 import type { AnyTransaction, IncomingFailureReason, IncomingTransaction, Refund } from '../transactions/schemas.js';
 import { startOnwardPayout } from '../transactions/payments.js';
 import { requireTransaction } from '../transactions/service.js';

@@ -4,7 +4,11 @@ import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schem
 import { TransactionOneOf } from '../transactions/schemas.js';
 import { listQuotes } from './list.js';
 import { ExecuteQuoteRequest, Quote, QuoteListQuery, QuoteListResponse, QuoteParams, QuoteRequest, SandboxSendRequest, TransferInRequest, TransferOutRequest } from './schemas.js';
-import { createQuote, createTransfer, executeQuote, fundRealtimeQuote, getQuote, walletExecuteChallenge } from './service.js';
+import { createQuote } from './service.js';
+import { executeQuote, walletExecuteChallenge } from './execute.js';
+import { fundRealtimeQuote } from './realtime-funding.js';
+import { createTransfer } from './transfers.js';
+import { getQuote } from './views.js';
 
 const tags = ['Cross-Currency Transfers'];
 

@@ -1,6 +1,6 @@
 import type { Area } from '../../kernel/area.js';
 import { deleteGuards } from '../external-accounts/service.js';
-import { setAuthorizationGate } from '../quotes/service.js';
+import { setAuthorizationGate } from '../quotes/authorization.js';
 import { scaRoutes } from './routes.js';
 import { holdForAuthorization, refuseTrustedDelete, registerScaJobs } from './service.js';
 

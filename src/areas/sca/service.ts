@@ -30,7 +30,9 @@ import { findCustomer, type CustomerRow, updateCustomer } from '../customers/sto
 import { requireExternalAccount } from '../external-accounts/service.js';
 import { balancesOf } from '../ledger/service.js';
 import type { PlatformRow } from '../platforms/store.js';
-import { type PaymentDeps, quoteView, releaseAuthorizedQuote, requireQuote } from '../quotes/service.js';
+import type { PaymentDeps } from '../quotes/service.js';
+import { releaseAuthorizedQuote } from '../quotes/execute.js';
+import { quoteView, requireQuote } from '../quotes/views.js';
 import type { Quote } from '../quotes/schemas.js';
 import { findQuote, type QuoteRow, updateQuoteStatus } from '../quotes/store.js';
 import { findTransaction, updateTransaction, updateTransactionStatus } from '../transactions/store.js';
