@@ -2,7 +2,8 @@ import type { Area } from '../../kernel/area.js';
 import { deleteGuards } from '../external-accounts/service.js';
 import { setAuthorizationGate } from '../quotes/authorization.js';
 import { scaRoutes } from './routes.js';
-import { holdForAuthorization, refuseTrustedDelete, registerScaJobs } from './service.js';
+import { holdForAuthorization, registerScaJobs } from './payment-challenges.js';
+import { refuseTrustedDelete } from './trusted-beneficiaries.js';
 
 /** How the sca area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
 export const scaArea: Area = {

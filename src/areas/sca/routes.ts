@@ -28,22 +28,12 @@ import {
   TwoFactorResetStartRequest,
   TwoFactorResetStatus,
 } from './schemas.js';
-import {
-  authorizeQuote,
-  completeLogin,
-  completeResetFlow,
-  confirmEnrollment,
-  confirmTrustChange,
-  deleteScaFactor,
-  getResetStatus,
-  listScaFactors,
-  recordSecurityEvent,
-  resendQuoteCode,
-  startEnrollment,
-  startLogin,
-  startReset,
-  startTrustChange,
-} from './service.js';
+import { confirmEnrollment, deleteScaFactor, listScaFactors, startEnrollment } from './factors.js';
+import { completeLogin, startLogin } from './login.js';
+import { authorizeQuote, resendQuoteCode } from './payment-challenges.js';
+import { completeResetFlow, getResetStatus, startReset } from './reset.js';
+import { recordSecurityEvent } from './security-events.js';
+import { confirmTrustChange, startTrustChange } from './trusted-beneficiaries.js';
 
 const tags = ['Strong Customer Authentication'];
 const OUT_OF_SCOPE = ' Only for customers whose provider requires SCA (EU/EEA regions); for anyone else 409.';
