@@ -31,35 +31,10 @@ import {
   AgentUpdateRequest,
   DeviceCodeParams,
 } from './schemas.js';
-import {
-  checkAgentExternalAccountBody,
-  createAgentExternalAccount,
-  createAgent,
-  createMyQuote,
-  createMyTransfer,
-  decideAction,
-  deleteAgent,
-  deleteMyExternalAccount,
-  deviceCodeStatus,
-  executeMyQuote,
-  getAgent,
-  getMe,
-  getMyAction,
-  getMyExternalAccount,
-  getMyQuote,
-  getMyTransaction,
-  listAgents,
-  listApprovals,
-  listAudit,
-  listMyActions,
-  listMyExternalAccounts,
-  listMyInternalAccounts,
-  listMyTransactions,
-  patchAgent,
-  patchPolicy,
-  redeemDeviceCode,
-  regenerateDeviceCode,
-} from './service.js';
+import { decideAction, listApprovals, listAudit } from './approvals.js';
+import { createAgent, deleteAgent, deviceCodeStatus, getAgent, listAgents, patchAgent, patchPolicy, redeemDeviceCode, regenerateDeviceCode } from './management.js';
+import { checkAgentExternalAccountBody, createAgentExternalAccount, deleteMyExternalAccount, getMe, getMyAction, getMyExternalAccount, getMyTransaction, listMyActions, listMyExternalAccounts, listMyInternalAccounts, listMyTransactions } from './operations.js';
+import { createMyQuote, createMyTransfer, executeMyQuote, getMyQuote } from './payments.js';
 
 // Agent Management (BasicAuth, the platform) and Agent Operations (AgentAuth, the agent
 // itself, bound to its customer and its policy). docs/agents.md.
