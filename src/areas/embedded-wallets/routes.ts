@@ -26,25 +26,11 @@ import {
   SignedHeaders,
   SignedRequestChallenge,
 } from './schemas.js';
-import {
-  allowedOrigins,
-  challengeCredential,
-  createCredential,
-  createDelegatedKey,
-  exportWallet,
-  getDelegatedKey,
-  listCredentials,
-  listDelegatedKeys,
-  listSessions,
-  onCustomerChange,
-  refreshSession,
-  revokeCredential,
-  revokeDelegatedKey,
-  revokeSession,
-  setAllowedOrigins,
-  updateWallet,
-  verifyCredential,
-} from './service.js';
+import { allowedOrigins, challengeCredential, createCredential, listCredentials, revokeCredential, setAllowedOrigins, verifyCredential } from './credentials.js';
+import { createDelegatedKey, getDelegatedKey, listDelegatedKeys, revokeDelegatedKey } from './delegated-keys.js';
+import { onCustomerChange } from './provisioning.js';
+import { listSessions, refreshSession, revokeSession } from './sessions.js';
+import { exportWallet, updateWallet } from './wallet-actions.js';
 
 const tags = ['Embedded Wallet Auth'];
 

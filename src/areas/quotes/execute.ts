@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { effectTransaction } from '../../kernel/idempotency.js';
-import { authorizeWalletExecute } from '../embedded-wallets/service.js';
+import { authorizeWalletExecute } from '../embedded-wallets/wallet-quotes.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
 import { fundingReference } from '../../sandbox/funding-instructions.js';

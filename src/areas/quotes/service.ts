@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import { packRateDetails } from './rate-details.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
-import { walletQuoteInstructions } from '../embedded-wallets/service.js';
+import { walletQuoteInstructions } from '../embedded-wallets/wallet-quotes.js';
 import { iso } from '../../kernel/clock.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError, invalidInput } from '../../kernel/errors.js';
