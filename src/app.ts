@@ -2,50 +2,23 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import swagger, { type SwaggerTransform } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { adminPlugins, apiPlugins, pagePlugins } from './areas/index.js';
-import { installRequestLog } from './areas/request-log/service.js';
-import type { WebhookDeliverer } from './areas/webhooks/service.js';
-import { registerPaymentJobs } from './areas/transactions/payments.js';
-import { registerIncomingPayments } from './areas/incoming-payments/service.js';
-import { registerAccountHooks } from './areas/internal-accounts/service.js';
-import { API_VERSION, type Config } from './config.js';
-import { type AgentResolver, type AuthContext, allows, authenticate, authenticateCached, type Throttled } from './kernel/auth.js';
+import { AREAS } from './areas/index.js';
+import { API_VERSION } from './config.js';
+import { type AuthContext, allows, authenticate, authenticateCached, type Throttled } from './kernel/auth.js';
 import { AuthThrottle } from './kernel/auth-throttle.js';
 import { iso, platformNowMs, type Clock } from './kernel/clock.js';
-import type { Store } from './kernel/db/connect.js';
 import { ApiError, apiError } from './kernel/errors.js';
 import { declaredAnswer } from './kernel/references.js';
 import { makeClientErrorHandler, requestTimeoutOptions } from './kernel/client-errors.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_S, unavailableMessage } from './kernel/db/unavailable.js';
 import { claimKey, completeKey, type IdempotencyContext, LEASE_RENEW_MS, releaseKey, renewLeases, requestHash, runClaimed } from './kernel/idempotency.js';
-import type { Hooks } from './kernel/hooks.js';
-import type { JobQueue } from './kernel/jobs.js';
-import { openSealed, type Sealer } from './kernel/sealed.js';
+import type { AppDeps } from './kernel/deps.js';
+import { openSealed } from './kernel/sealed.js';
 import { closeQueryString, lazySerializerFactory, refuseNul, validatorCompiler, validatorFactory } from './kernel/validation.js';
 import { nameSchemas } from './kernel/openapi.js';
 import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './areas/openapi.js';
 
-export interface AppDeps {
-  store: Store;
-  clock: Clock;
-  config: Config;
-  jobs: JobQueue;
-  hooks: Hooks;
-  /** Webhook delivery (its worker runs only when the server starts it). */
-  webhooks: WebhookDeliverer;
-  /** Seals sensitive values kept at rest (kernel/sealed.ts). */
-  sealer: Sealer;
-  /** Resolves AgentAuth bearer tokens; absent until the agents area exists. */
-  agentResolver?: AgentResolver;
-}
-
 export type App = FastifyInstance;
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    deps: AppDeps;
-  }
-}
 
 const BODY_LIMIT = 1024 * 1024;
 const VERSION_PREFIX = `/${API_VERSION}`;
@@ -76,9 +49,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
-  registerAccountHooks(deps.hooks);
-  registerPaymentJobs(deps.jobs, deps.store);
-  registerIncomingPayments(deps);
+  // Each area's hooks on the kernel's seams, its jobs and listeners (src/areas/index.ts).
+  for (const area of AREAS) area.wire?.(deps);
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
   // The claims this process's requests hold: their leases are renewed while they run, so a
@@ -141,13 +113,14 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   // supervisor does not restart a process that recovers by itself when the store returns.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => reply.send({ status: 'ok' }));
 
-  // The request log and the per-route metrics (areas/request-log): memory only, never awaited.
-  installRequestLog(app, deps);
+  // App-wide hooks of the areas, e.g. the request log and the per-route metrics
+  // (areas/request-log: memory only, never awaited).
+  for (const area of AREAS) area.install?.(app, deps);
 
   if (deps.config.adminKey) {
-    for (const plugin of adminPlugins) await app.register(plugin, { prefix: '/admin' });
+    for (const area of AREAS) for (const plugin of area.admin ?? []) await app.register(plugin, { prefix: '/admin' });
   }
-  for (const plugin of pagePlugins) await app.register(plugin);
+  for (const area of AREAS) for (const plugin of area.pages ?? []) await app.register(plugin);
 
   // Failed credentials, per token and per client address (kernel/auth-throttle.ts).
   const authThrottle = new AuthThrottle(deps.clock);
@@ -203,7 +176,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       api.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) =>
         reply.type('application/json; charset=utf-8').send((openapiJson ??= JSON.stringify(app.swagger()))),
       );
-      for (const plugin of apiPlugins) await api.register(plugin);
+      for (const area of AREAS) for (const plugin of area.api ?? []) await api.register(plugin);
     },
     { prefix: VERSION_PREFIX },
   );

@@ -11,8 +11,8 @@ import { loadSealer } from './kernel/sealed.js';
 import { rotateSecret, RotationRefused } from './kernel/rotate-secret.js';
 import { readFileSync } from 'node:fs';
 import { baseUrl, type Running, startServer } from './server.js';
-import { call, parseDuration, RemoteError, remoteOf, tailRequests, tailWebhooks } from './cli/remote.js';
-import { remoteCaller, seed } from './cli/seed.js';
+import { call, parseDuration, RemoteError, remoteCaller, remoteOf, tailRequests, tailWebhooks } from './cli/remote.js';
+import { seed } from './areas/sandbox-seed/data-set.js';
 
 // payments-service: `serve` runs the API (what `npm start` does); the other commands do
 // what /admin and /tokens do, directly against the same store (DATABASE_URL).

@@ -14,7 +14,7 @@ import { JobQueue } from './kernel/jobs.js';
 import { loadSealer, type SecretSource } from './kernel/sealed.js';
 import { ownersSealedWithOtherKeys } from './areas/beneficial-owners/store.js';
 import { resealWebhookKeys, WebhookDeliverer } from './areas/webhooks/service.js';
-import { resolveAgentToken } from './areas/agents/service.js';
+import { resolveAgentToken } from './areas/agents/agent-auth.js';
 import { type Resolver, WebhookTargets } from './areas/webhooks/targets.js';
 
 /** How long a stop waits for requests in flight before it closes their connections. */

@@ -1,91 +1,83 @@
-import type { FastifyPluginAsync } from 'fastify';
-import { agentsRoutes } from './agents/routes.js';
-import { beneficialOwnersRoutes } from './beneficial-owners/routes.js';
-import { cardRevealPages, cardsRoutes } from './cards/routes.js';
-import { configRoutes } from './config/routes.js';
-import { contactVerificationRoutes } from './contact-verification/routes.js';
-import { cryptoRoutes } from './crypto/routes.js';
-import { legalPages } from './customers/pages.js';
-import { customersRoutes } from './customers/routes.js';
-import { customersBulkRoutes } from './customers-bulk/routes.js';
-import { invitationPages } from './invitations/pages.js';
-import { invitationsRoutes } from './invitations/routes.js';
-import { stablecoinsRoutes } from './stablecoins/routes.js';
-import { discoveriesRoutes } from './discoveries/routes.js';
-import { documentsRoutes } from './documents/routes.js';
-import { embeddedWalletRoutes } from './embedded-wallets/routes.js';
-import { exchangeRatesRoutes } from './exchange-rates/routes.js';
-import { externalAccountLookupRoutes } from './external-account-lookup/routes.js';
-import { ownershipVerificationPages } from './external-accounts/pages.js';
-import { externalAccountsRoutes } from './external-accounts/routes.js';
-import { internalAccountsRoutes } from './internal-accounts/routes.js';
-import { incomingPaymentsRoutes } from './incoming-payments/routes.js';
-import { hostedKycPages } from './kyc-links/pages.js';
-import { kycLinkRoutes } from './kyc-links/routes.js';
-import { adminRoutes } from './platforms/routes.js';
-import { quotesRoutes } from './quotes/routes.js';
-import { sandboxClockRoutes } from './sandbox-clock/routes.js';
-import { scaRoutes } from './sca/routes.js';
-import { sandboxFundingRoutes } from './sandbox-funding/routes.js';
-import { tokensRoutes } from './tokens/routes.js';
-import { transactionsRoutes } from './transactions/routes.js';
-import { umaReceiversRoutes } from './uma-receivers/routes.js';
-import { verificationsRoutes } from './verifications/routes.js';
-import { webhookAdminRoutes, webhookRoutes } from './webhooks/routes.js';
-import { requestLogRoutes } from './request-log/routes.js';
-import { sandboxResetAdminRoutes, sandboxResetRoutes } from './sandbox-reset/routes.js';
-import { opsRoutes } from './ops/routes.js';
-import { sandboxWebhookLogRoutes } from './sandbox-webhook-log/routes.js';
-import { sandboxLedgerRoutes } from './sandbox-ledger/routes.js';
-import { sandboxSeedRoutes } from './sandbox-seed/routes.js';
-import { sandboxSettingsRoutes } from './sandbox-settings/routes.js';
-import { dashboardPages } from '../dashboard/pages.js';
+import type { Area } from '../kernel/area.js';
+import { platformsArea } from './platforms/area.js';
+import { tokensArea } from './tokens/area.js';
+import { configArea } from './config/area.js';
+import { customersArea } from './customers/area.js';
+import { documentsArea } from './documents/area.js';
+import { contactVerificationArea } from './contact-verification/area.js';
+import { kycLinksArea } from './kyc-links/area.js';
+import { beneficialOwnersArea } from './beneficial-owners/area.js';
+import { verificationsArea } from './verifications/area.js';
+import { externalAccountsArea } from './external-accounts/area.js';
+import { exchangeRatesArea } from './exchange-rates/area.js';
+import { discoveriesArea } from './discoveries/area.js';
+import { umaReceiversArea } from './uma-receivers/area.js';
+import { externalAccountLookupArea } from './external-account-lookup/area.js';
+import { internalAccountsArea } from './internal-accounts/area.js';
+import { sandboxFundingArea } from './sandbox-funding/area.js';
+import { quotesArea } from './quotes/area.js';
+import { cryptoArea } from './crypto/area.js';
+import { transactionsArea } from './transactions/area.js';
+import { incomingPaymentsArea } from './incoming-payments/area.js';
+import { webhooksArea } from './webhooks/area.js';
+import { sandboxClockArea } from './sandbox-clock/area.js';
+import { scaArea } from './sca/area.js';
+import { cardsArea } from './cards/area.js';
+import { customersBulkArea } from './customers-bulk/area.js';
+import { invitationsArea } from './invitations/area.js';
+import { stablecoinsArea } from './stablecoins/area.js';
+import { embeddedWalletsArea } from './embedded-wallets/area.js';
+import { agentsArea } from './agents/area.js';
+import { sandboxResetArea } from './sandbox-reset/area.js';
+import { requestLogArea } from './request-log/area.js';
+import { sandboxWebhookLogArea } from './sandbox-webhook-log/area.js';
+import { sandboxLedgerArea } from './sandbox-ledger/area.js';
+import { sandboxSeedArea } from './sandbox-seed/area.js';
+import { sandboxSettingsArea } from './sandbox-settings/area.js';
+import { opsArea } from './ops/area.js';
+import { dashboardArea } from '../dashboard/area.js';
 
-// Every area's HTTP surface, in one place: a new area adds its plugins here. The app
-// mounts `api` under the version prefix (authenticated), `admin` under /admin (only when
-// PAYMENTS_ADMIN_KEY is set) and `pages` at the root (public pages the API links to).
-
-// Plugins are typed loosely here: each area's plugin carries its own type provider.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Plugin = FastifyPluginAsync<any>;
-
-export const apiPlugins: readonly Plugin[] = [
-  tokensRoutes,
-  configRoutes,
-  customersRoutes,
-  documentsRoutes,
-  contactVerificationRoutes,
-  kycLinkRoutes,
-  beneficialOwnersRoutes,
-  verificationsRoutes,
-  externalAccountsRoutes,
-  exchangeRatesRoutes,
-  discoveriesRoutes,
-  umaReceiversRoutes,
-  externalAccountLookupRoutes,
-  internalAccountsRoutes,
-  sandboxFundingRoutes,
-  quotesRoutes,
-  cryptoRoutes,
-  transactionsRoutes,
-  incomingPaymentsRoutes,
-  webhookRoutes,
-  sandboxClockRoutes,
-  scaRoutes,
-  cardsRoutes,
-  customersBulkRoutes,
-  invitationsRoutes,
-  stablecoinsRoutes,
-  embeddedWalletRoutes,
-  agentsRoutes,
-  sandboxResetRoutes,
-  requestLogRoutes,
-  sandboxWebhookLogRoutes,
-  sandboxLedgerRoutes,
-  sandboxSeedRoutes,
-  sandboxSettingsRoutes,
-] as Plugin[];
-
-export const adminPlugins: readonly Plugin[] = [adminRoutes, webhookAdminRoutes, sandboxResetAdminRoutes] as Plugin[];
-
-export const pagePlugins: readonly Plugin[] = [legalPages, ownershipVerificationPages, hostedKycPages, cardRevealPages, invitationPages, opsRoutes, dashboardPages] as Plugin[];
+// Every area, in one list: app.ts mounts what each one registers (kernel/area.ts), in this
+// order. A new area is its folder (with an area.ts exporting its registration) plus one line
+// here. The order is the OpenAPI document's order of operations; wire() runs in it too.
+// Folders with nothing to mount (ledger, limits, lookups) are
+// used through other areas' services and have no entry.
+export const AREAS: readonly Area[] = [
+  platformsArea,
+  tokensArea,
+  configArea,
+  customersArea,
+  documentsArea,
+  contactVerificationArea,
+  kycLinksArea,
+  beneficialOwnersArea,
+  verificationsArea,
+  externalAccountsArea,
+  exchangeRatesArea,
+  discoveriesArea,
+  umaReceiversArea,
+  externalAccountLookupArea,
+  internalAccountsArea,
+  sandboxFundingArea,
+  quotesArea,
+  cryptoArea,
+  transactionsArea,
+  incomingPaymentsArea,
+  webhooksArea,
+  sandboxClockArea,
+  scaArea,
+  cardsArea,
+  customersBulkArea,
+  invitationsArea,
+  stablecoinsArea,
+  embeddedWalletsArea,
+  agentsArea,
+  sandboxResetArea,
+  requestLogArea,
+  sandboxWebhookLogArea,
+  sandboxLedgerArea,
+  sandboxSeedArea,
+  sandboxSettingsArea,
+  opsArea,
+  dashboardArea,
+];

@@ -4,6 +4,8 @@
 // --token-id / --client-secret) and the server's URL (--url, PAYMENTS_URL, else
 // http://127.0.0.1:$PORT with PORT 8080); `reset --all` uses PAYMENTS_ADMIN_KEY.
 
+import type { Caller } from '../areas/sandbox-seed/data-set.js';
+
 export const API_VERSION_PATH = '/2025-10-13';
 
 export interface Remote {
@@ -133,4 +135,9 @@ export async function tailWebhooks(r: Remote, opts: TailOptions = {}): Promise<v
     }
     await sleep(opts.intervalMs ?? 1000);
   }
+}
+
+/** The seed's Caller over HTTP, with the remote's credentials (`payments-service seed`). */
+export function remoteCaller(r: Remote): Caller {
+  return (method, path, body) => call(r, method, path, body);
 }

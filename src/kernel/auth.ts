@@ -1,11 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import type { PlatformRow } from '../areas/platforms/store.js';
-import { findCredential as readTokenCredential, type TokenRow } from '../areas/tokens/store.js';
+import { findCredential as readTokenCredential, type PlatformRow, type TokenRow } from './credentials.js';
 import type { Store } from './db/connect.js';
 import { TableCache } from './db/table-cache.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import { apiError, type ApiError, unauthorized } from './errors.js';
-import { isVerified, verifyDummy, verifySecret } from './secrets.js';
+import { isVerified, safeEqual, verifyDummy, verifySecret } from './secrets.js';
 
 // The security schemes. BasicAuth: `<api token id>:<client secret>`, where the token id is
 // the token's clientId or its `Token:` id. AgentAuth: Bearer with an agent access token.
@@ -181,4 +180,14 @@ async function readCredential(store: Store, username: string): Promise<Credentia
   const found = await readTokenCredential(store.db, username);
   if (!found) return undefined;
   return { ...found, permissions: new Set(JSON.parse(found.token.permissions) as Permission[]) };
+}
+
+/** The operator API's check: Bearer PAYMENTS_ADMIN_KEY (every /admin plugin adds it). */
+export function adminAuth(adminKey: string) {
+  return async (req: FastifyRequest): Promise<void> => {
+    const header = req.headers.authorization ?? '';
+    const m = /^Bearer\s+(.+)$/i.exec(header);
+    if (!m) throw unauthorized(header ? 'The operator API takes Bearer PAYMENTS_ADMIN_KEY' : 'Missing Authorization header');
+    if (!safeEqual(m[1]!.trim(), adminKey)) throw unauthorized('Wrong operator key');
+  };
 }

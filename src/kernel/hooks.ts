@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { PlatformRow } from '../areas/platforms/store.js';
+import type { PlatformRow } from './credentials.js';
 import type { DB } from './db/schema.js';
 
 // Seams between areas. An area that must react to another's change inside the same

@@ -1,8 +1,9 @@
-import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
+import { type TSchema, Type } from 'typebox';
 import type { AuthContext, AuthMode, Permission } from './auth.js';
 import { iso, platformNowMs, type Clock } from './clock.js';
-import { apiError, ERROR_CODES, type ErrorStatus } from './errors.js';
+import { apiError, ERROR_CODES, type ErrorStatus, invalidInput } from './errors.js';
+import { checkSchema, validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -106,3 +107,46 @@ export function walletSignatureOf(req: FastifyRequest): string | undefined {
   }
   return s ?? a ?? service ?? alias;
 }
+
+/** The headers of an embedded-wallet signed retry: the stamp and the Request-Id it echoes. */
+export interface SignedHeaders {
+  signature?: string | undefined;
+  requestId?: string | undefined;
+}
+
+/** The signed-retry headers of a request (the stamp under either name: kernel/http.ts walletSignatureOf). */
+export function signedHeadersOf(req: FastifyRequest): SignedHeaders {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  return { signature: walletSignatureOf(req), requestId: one(req.headers['request-id']) };
+}
+
+/**
+ * A challenge's requestId also as the `Request-Id` response header (the header the signed
+ * retry, or the passkey verify, echoes), besides the body field. Nothing for other answers.
+ */
+export function requestIdHeader(reply: FastifyReply, body: unknown): void {
+  const rid = body !== null && typeof body === 'object' ? (body as { requestId?: unknown }).requestId : undefined;
+  if (typeof rid === 'string') reply.header('request-id', rid);
+}
+
+/**
+ * The create body (46 accountInfo shapes) is compiled once per process, on first use, and
+ * shared with the preValidation check: compiling it at every app start would cost every
+ * process a second or more.
+ */
+export function lazyBody(body: TSchema): FastifySchemaCompiler<unknown> {
+  return (route) => {
+    if (route.httpPart !== 'body') return validatorCompiler(route);
+    return (data: unknown) => {
+      const errors = checkSchema(body, data);
+      return errors.length > 0 ? { error: invalidInput(errors) } : { value: data };
+    };
+  };
+}
+
+/**
+ * Responses carrying an ExternalAccount are built field by field from stored data that
+ * keeps only declared fields (service.ts), so they are sent with JSON.stringify:
+ * fast-json-stringify would compile a validator per accountInfo shape in every app.
+ */
+export const jsonSerializer: FastifySerializerCompiler<unknown> = () => (data) => JSON.stringify(data);

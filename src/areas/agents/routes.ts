@@ -1,14 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { iso, platformNowMs } from '../../kernel/clock.js';
-import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
+import { authOf, errorResponses, jsonSerializer, lazyBody, NoContent, nowOf, requestIdHeader, signedHeadersOf } from '../../kernel/http.js';
 import { PageQuery, SortOrderQuery } from '../../kernel/pagination.js';
-import { checkSchema } from '../../kernel/validation.js';
-import { requestIdHeader, signedHeadersOf } from '../embedded-wallets/routes.js';
 import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
-import { jsonSerializer, lazyBody } from '../external-accounts/routes.js';
 import { ExternalAccount, ExternalAccountCreateRequest, ExternalAccountIdParams, ExternalAccountListResponse } from '../external-accounts/schemas.js';
-import { createExternalAccount, rejectCreateBody } from '../external-accounts/service.js';
 import { InternalAccountListResponse, InternalAccountType } from '../internal-accounts/schemas.js';
 import { Quote, QuoteRequest, TransferInRequest, TransferOutRequest } from '../quotes/schemas.js';
 import { TransactionListResponse, TransactionOneOf, TransactionParams, TransactionStatus, TransactionType } from '../transactions/schemas.js';
@@ -35,35 +31,10 @@ import {
   AgentUpdateRequest,
   DeviceCodeParams,
 } from './schemas.js';
-import {
-  auditExternalAccountCreated,
-  createAgent,
-  createMyQuote,
-  createMyTransfer,
-  decideAction,
-  deleteAgent,
-  deleteMyExternalAccount,
-  deviceCodeStatus,
-  executeMyQuote,
-  getAgent,
-  getMe,
-  getMyAction,
-  getMyExternalAccount,
-  getMyQuote,
-  getMyTransaction,
-  listAgents,
-  listApprovals,
-  listAudit,
-  listMyActions,
-  listMyExternalAccounts,
-  listMyInternalAccounts,
-  listMyTransactions,
-  patchAgent,
-  patchPolicy,
-  prepareExternalAccountBody,
-  redeemDeviceCode,
-  regenerateDeviceCode,
-} from './service.js';
+import { decideAction, listApprovals, listAudit } from './approvals.js';
+import { createAgent, deleteAgent, deviceCodeStatus, getAgent, listAgents, patchAgent, patchPolicy, redeemDeviceCode, regenerateDeviceCode } from './management.js';
+import { checkAgentExternalAccountBody, createAgentExternalAccount, deleteMyExternalAccount, getMe, getMyAction, getMyExternalAccount, getMyTransaction, listMyActions, listMyExternalAccounts, listMyInternalAccounts, listMyTransactions } from './operations.js';
+import { createMyQuote, createMyTransfer, executeMyQuote, getMyQuote } from './payments.js';
 
 // Agent Management (BasicAuth, the platform) and Agent Operations (AgentAuth, the agent
 // itself, bound to its customer and its policy). docs/agents.md.
@@ -469,9 +440,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const auth = authOf(req);
         const now = { ms: platformNowMs(clock, Number(auth.platform.clock_offset_ms)), at: '' };
         now.at = iso(now.ms);
-        await prepareExternalAccountBody(store, auth, req.body, now);
-        const errors = checkSchema(ExternalAccountCreateRequest, req.body ?? null);
-        if (errors.length > 0) await rejectCreateBody({ store }, auth.platform, 'customer', req.body, errors);
+        await checkAgentExternalAccountBody(store, auth, req.body, now);
       },
       schema: {
         tags: operations,
@@ -483,10 +452,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const auth = authOf(req);
-      const now = nowOf(req, clock);
-      const account = await createExternalAccount({ store }, auth.platform, now.at, 'customer', req.body as never);
-      await auditExternalAccountCreated(store, auth, account, now);
+      const account = await createAgentExternalAccount(store, authOf(req), req.body, nowOf(req, clock));
       return reply.code(201).send(account);
     },
   );

@@ -12,7 +12,7 @@ import type { JobContext, JobQueue } from '../../kernel/jobs.js';
 import { createSettings, customerCreateErrors, insertNewCustomers, MAX_GENERATION_ATTEMPTS, newCustomerRow, platformCustomerIdConflict, takenIdentifiers, umaAddressConflict } from '../customers/service.js';
 import type { CustomerCreateRequest } from '../customers/schemas.js';
 import type { CustomerRow } from '../customers/store.js';
-import type { MultipartForm } from '../documents/multipart.js';
+import type { MultipartForm } from '../../kernel/multipart.js';
 import { findPlatform } from '../platforms/store.js';
 import { columnOf, parseCsv, rowToBody } from './csv.js';
 import type { BulkCustomerImportErrorEntry, BulkCustomerImportJob } from './schemas.js';

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { apiError } from '../../kernel/errors.js';
-import { END_USER_TERMS_VERSIONS } from '../../sandbox/verification-rules.js';
+import { isEndUserTermsVersion } from './service.js';
 
 // The sandbox's published end-user terms, at the URL GET /customers/end-user-terms gives.
 
 export const legalPages: FastifyPluginAsync = async (app) => {
   app.get<{ Params: { version: string } }>('/legal/end-user-terms/:version', { schema: { hide: true } }, async (req, reply) => {
     const { version } = req.params;
-    if (!(END_USER_TERMS_VERSIONS as readonly string[]).includes(version)) {
+    if (!isEndUserTermsVersion(version)) {
       throw apiError(404, 'REFERENCE_NOT_FOUND', `End-user terms version ${version} does not exist`);
     }
     return reply

@@ -2,9 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { timeRangeOf } from '../../kernel/pagination.js';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
 import { checkSchema } from '../../kernel/validation.js';
-import { END_USER_TERMS_VERSIONS } from '../../sandbox/verification-rules.js';
 import { Customer, CustomerCreateRequest, CustomerIdParams, CustomerListQuery, CustomerListResponse, CustomerUpdateRequest, EndUserTerms } from './schemas.js';
-import { createCustomer, deleteCustomer, getCustomer, listCustomers, rejectCreateBody, rejectUpdateBody, updateCustomer } from './service.js';
+import { createCustomer, currentEndUserTermsVersion, deleteCustomer, getCustomer, listCustomers, rejectCreateBody, rejectUpdateBody, updateCustomer } from './service.js';
 
 const tags = ['Customers'];
 
@@ -51,7 +50,7 @@ export const customersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/customers/end-user-terms',
     { schema: { tags, operationId: 'getEndUserTerms', summary: 'Current end-user terms', response: { 200: EndUserTerms, ...errorResponses() } } },
     async (req) => {
-      const version = END_USER_TERMS_VERSIONS[0];
+      const version = currentEndUserTermsVersion();
       return { version, url: endUserTermsUrl(`${req.protocol}://${req.host}`, version) };
     },
   );

@@ -479,3 +479,13 @@ export async function deleteCustomer(db: Kysely<DB>, platformId: string, at: str
   }
   return customerView(db, { ...row, is_deleted: 1, updated_at: at });
 }
+
+/** The end-user terms version GET /customers/end-user-terms offers (the newest of sandbox/verification-rules.ts). */
+export function currentEndUserTermsVersion(): (typeof END_USER_TERMS_VERSIONS)[number] {
+  return END_USER_TERMS_VERSIONS[0];
+}
+
+/** Whether the sandbox publishes end-user terms of this version (its page at /legal/end-user-terms/{version}). */
+export function isEndUserTermsVersion(version: string): boolean {
+  return (END_USER_TERMS_VERSIONS as readonly string[]).includes(version);
+}

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaCompiler } from 'fastify';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
 import { validatorCompiler } from '../../kernel/validation.js';
-import { readMultipartForm, registerMultipart } from './multipart.js';
+import { MAX_DOCUMENT_BYTES, readMultipartForm, registerMultipart } from '../../kernel/multipart.js';
 import {
   Document,
   DocumentContent,
@@ -11,7 +11,6 @@ import {
   DocumentListResponse,
   DocumentReplaceForm,
   DocumentUploadForm,
-  MAX_DOCUMENT_BYTES,
 } from './schemas.js';
 import { deleteDocument, getDocument, getDocumentContent, listDocuments, replaceDocument, uploadDocument } from './service.js';
 

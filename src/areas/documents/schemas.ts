@@ -1,12 +1,10 @@
 import { Type, type Static } from 'typebox';
+import { MAX_DOCUMENT_BYTES } from '../../kernel/multipart.js';
 import { ListOf, PageQuery } from '../../kernel/pagination.js';
 
 // Documents: verification files of customers and beneficial owners. Uploads are
 // multipart/form-data; the text fields are checked against the *Fields schemas below
 // (every problem in one 400), the file by its bytes.
-
-/** Largest accepted file: 10 MB. */
-export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
 export const DOCUMENT_TYPES = [
   'PASSPORT', 'DRIVERS_LICENSE', 'NATIONAL_ID', 'PROOF_OF_ADDRESS', 'BANK_STATEMENT', 'TAX_RETURN', 'CERTIFICATE_OF_INCORPORATION',

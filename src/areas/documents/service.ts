@@ -11,14 +11,13 @@ import { missingReference } from '../../kernel/references.js';
 import { newId } from '../../kernel/ids.js';
 import { paginate, type Page } from '../../kernel/pagination.js';
 import { checkSchema } from '../../kernel/validation.js';
-import type { MultipartForm, UploadedFile } from './multipart.js';
+import { MAX_DOCUMENT_BYTES, type MultipartForm, type UploadedFile } from '../../kernel/multipart.js';
 import {
   ACCEPTED_CONTENT_TYPES,
   type AcceptedContentType,
   type Document,
   DocumentReplaceFields,
   DocumentUploadFields,
-  MAX_DOCUMENT_BYTES,
 } from './schemas.js';
 import {
   deleteDocumentRow,

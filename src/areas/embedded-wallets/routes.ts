@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authOf, errorResponses, NoContent, nowOf, walletSignatureOf } from '../../kernel/http.js';
+import type { FastifyRequest } from 'fastify';
+import { authOf, errorResponses, NoContent, nowOf, requestIdHeader, signedHeadersOf } from '../../kernel/http.js';
 import { InternalAccount } from '../internal-accounts/schemas.js';
 import {
   AccountQuery,
@@ -26,43 +26,14 @@ import {
   SignedHeaders,
   SignedRequestChallenge,
 } from './schemas.js';
-import {
-  allowedOrigins,
-  challengeCredential,
-  createCredential,
-  createDelegatedKey,
-  exportWallet,
-  getDelegatedKey,
-  listCredentials,
-  listDelegatedKeys,
-  listSessions,
-  onCustomerChange,
-  refreshSession,
-  revokeCredential,
-  revokeDelegatedKey,
-  revokeSession,
-  setAllowedOrigins,
-  type SignedHeaders as Headers,
-  updateWallet,
-  verifyCredential,
-} from './service.js';
+import { allowedOrigins, challengeCredential, createCredential, listCredentials, revokeCredential, setAllowedOrigins, verifyCredential } from './credentials.js';
+import { createDelegatedKey, getDelegatedKey, listDelegatedKeys, revokeDelegatedKey } from './delegated-keys.js';
+import { onCustomerChange } from './provisioning.js';
+import { listSessions, refreshSession, revokeSession } from './sessions.js';
+import { exportWallet, updateWallet } from './wallet-actions.js';
 
 const tags = ['Embedded Wallet Auth'];
 
-/** The signed-retry headers of a request (the stamp under either name: kernel/http.ts walletSignatureOf). */
-export function signedHeadersOf(req: FastifyRequest): Headers {
-  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  return { signature: walletSignatureOf(req), requestId: one(req.headers['request-id']) };
-}
-
-/**
- * A challenge's requestId also as the `Request-Id` response header (the header the signed
- * retry, or the passkey verify, echoes), besides the body field. Nothing for other answers.
- */
-export function requestIdHeader(reply: FastifyReply, body: unknown): void {
-  const rid = body !== null && typeof body === 'object' ? (body as { requestId?: unknown }).requestId : undefined;
-  if (typeof rid === 'string') reply.header('request-id', rid);
-}
 
 const signedNote = ' Signed action: the first call (no Service-Wallet-Signature, no Request-Id) answers 202 with payloadToSign and requestId; the retry with the same body carries the stamp and the Request-Id.';
 

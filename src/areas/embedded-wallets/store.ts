@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { DB } from '../../kernel/db/schema.js';
 import { prepared } from '../../kernel/db/prepared.js';
-import type { DelegatedKeysTable, EmbeddedWalletsTable, WalletCredentialsTable, WalletRequestsTable, WalletSessionsTable } from './tables.js';
+import type { DelegatedKeysTable, EmbeddedWalletsTable, WalletCredentialsTable, WalletRequestsTable, WalletSessionsTable } from '../../kernel/db/wallet-tables.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 export type WalletRow = Selectable<EmbeddedWalletsTable>;

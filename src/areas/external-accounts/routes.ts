@@ -1,9 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
-import type { TSchema } from 'typebox';
-import { invalidInput } from '../../kernel/errors.js';
-import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
-import { checkSchema, validatorCompiler } from '../../kernel/validation.js';
+import { authOf, errorResponses, jsonSerializer, lazyBody, NoContent, nowOf } from '../../kernel/http.js';
+import { checkSchema } from '../../kernel/validation.js';
 import {
   ExternalAccount,
   ExternalAccountCreateRequest,
@@ -32,27 +29,6 @@ import {
 
 const tags = ['External Accounts'];
 
-/**
- * The create body (46 accountInfo shapes) is compiled once per process, on first use, and
- * shared with the preValidation check: compiling it at every app start would cost every
- * process a second or more.
- */
-export function lazyBody(body: TSchema): FastifySchemaCompiler<unknown> {
-  return (route) => {
-    if (route.httpPart !== 'body') return validatorCompiler(route);
-    return (data: unknown) => {
-      const errors = checkSchema(body, data);
-      return errors.length > 0 ? { error: invalidInput(errors) } : { value: data };
-    };
-  };
-}
-
-/**
- * Responses carrying an ExternalAccount are built field by field from stored data that
- * keeps only declared fields (service.ts), so they are sent with JSON.stringify:
- * fast-json-stringify would compile a validator per accountInfo shape in every app.
- */
-export const jsonSerializer: FastifySerializerCompiler<unknown> = () => (data) => JSON.stringify(data);
 
 export const externalAccountsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock } = app.deps;

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { effectTransaction } from '../../kernel/idempotency.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../kernel/deps.js';
 import { type Clock, iso } from '../../kernel/clock.js';
 import { findCurrency } from '../../kernel/currencies.js';
 import type { Store } from '../../kernel/db/connect.js';
@@ -26,7 +26,7 @@ import { type LookupFieldErrors, throwLookupFieldErrors, umaAddressError } from 
 import { accountInfoOf, requiresOwnershipVerification } from '../external-accounts/service.js';
 import { findDefaultUmaDepositAccount } from '../external-accounts/store.js';
 import { findPlatform, type PlatformRow } from '../platforms/store.js';
-import { usdCents } from '../quotes/service.js';
+import { usdCents } from '../quotes/pricing.js';
 import type { AnyTransaction, IncomingFailureReason, IncomingTransaction, Refund } from '../transactions/schemas.js';
 import { startOnwardPayout } from '../transactions/payments.js';
 import { requireTransaction } from '../transactions/service.js';

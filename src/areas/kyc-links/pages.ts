@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ApiError } from '../../kernel/errors.js';
-import { readMultipartForm, registerMultipart } from '../documents/multipart.js';
+import { readMultipartForm, registerMultipart } from '../../kernel/multipart.js';
 import { closedPage, donePage, errorPage, formPage } from './html.js';
 import { KycTokenParams } from './schemas.js';
 import { linkState, pageModel, submitKycForm } from './service.js';

@@ -10,7 +10,7 @@ import { unverifiedChannels } from '../contact-verification/service.js';
 import { type Customer, CustomerUpdateRequest } from '../customers/schemas.js';
 import { businessFields, createCustomer, customerView, individualFields, requireCustomer, updateCustomer } from '../customers/service.js';
 import { type CustomerRow, findCustomer, findLiveCustomerByPlatformCustomerId } from '../customers/store.js';
-import type { MultipartForm } from '../documents/multipart.js';
+import type { MultipartForm } from '../../kernel/multipart.js';
 import { uploadDocument, uploadFormErrors } from '../documents/service.js';
 import type { PlatformRow } from '../platforms/store.js';
 import { findPlatform } from '../platforms/store.js';

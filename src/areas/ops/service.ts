@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../kernel/deps.js';
 import { apiError } from '../../kernel/errors.js';
 import { migrations } from '../../kernel/db/migrations.js';
 import { LATENCY_BUCKETS_S, metricsOf } from '../request-log/service.js';

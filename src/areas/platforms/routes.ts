@@ -1,27 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { type FieldError, invalidInput, unauthorized } from '../../kernel/errors.js';
+import { invalidInput } from '../../kernel/errors.js';
 import { errorResponses } from '../../kernel/http.js';
-import { safeEqual } from '../../kernel/secrets.js';
-import { checkSchema } from '../../kernel/validation.js';
+import { adminAuth } from '../../kernel/auth.js';
 import type { PlatformLimitsPatch } from '../limits/schemas.js';
-import { limitsPatchErrors } from '../limits/service.js';
 import { Platform, PlatformCreated, PlatformCreateRequest, PlatformIdParams, PlatformPatchRequest } from './schemas.js';
-import { createPlatform, getPlatform, getPlatforms, patchPlatform } from './service.js';
+import { createPlatform, getPlatform, getPlatforms, patchBodyErrors, patchPlatform } from './service.js';
 
 // The operator API: platforms and their sandbox options. Bearer PAYMENTS_ADMIN_KEY.
 // Registered only when the key is set; otherwise every /admin path answers 404.
 
-/** The operator API's check: Bearer PAYMENTS_ADMIN_KEY (other /admin plugins reuse it). */
-export function adminAuth(adminKey: string) {
-  return async (req: FastifyRequest): Promise<void> => {
-    const header = req.headers.authorization ?? '';
-    const m = /^Bearer\s+(.+)$/i.exec(header);
-    if (!m) throw unauthorized(header ? 'The operator API takes Bearer PAYMENTS_ADMIN_KEY' : 'Missing Authorization header');
-    if (!safeEqual(m[1]!.trim(), adminKey)) throw unauthorized('Wrong operator key');
-  };
-}
 
 export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock, config } = app.deps;
@@ -49,13 +37,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       // Every problem of the body in one 400: the schema's, `regulated`, and those of `limits`.
       preValidation: async (req) => {
-        const body = req.body ?? null;
-        const errors: FieldError[] = [...checkSchema(PlatformPatchRequest, body)];
-        if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-          const b = body as Record<string, unknown>;
-          if (b.regulated !== undefined) errors.push({ field: 'regulated', message: 'is fixed when the platform is created' });
-          errors.push(...limitsPatchErrors(b.limits));
-        }
+        const errors = patchBodyErrors(req.body ?? null);
         if (errors.length > 0) throw invalidInput(errors);
       },
       schema: { ...schema, params: PlatformIdParams, body: PlatformPatchRequest, response: { 200: Platform, ...errorResponses(404) } },

@@ -4,7 +4,8 @@ import type { Permission } from '../../kernel/auth.js';
 import { iso, type Clock } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
-import { apiError } from '../../kernel/errors.js';
+import { apiError, type FieldError } from '../../kernel/errors.js';
+import { checkSchema } from '../../kernel/validation.js';
 import { newId } from '../../kernel/ids.js';
 import type { Sealer } from '../../kernel/sealed.js';
 import { newWebhookKeyPair, sealWebhookKey } from '../../kernel/webhook-keys.js';
@@ -12,7 +13,8 @@ import { hashSecret, verifySecret } from '../../kernel/secrets.js';
 import { DEFAULT_PLATFORM_OPTIONS, type PlatformOptions } from '../../sandbox/platform-defaults.js';
 import { insertDefaultConfig } from '../config/service.js';
 import type { PlatformLimits, PlatformLimitsPatch } from '../limits/schemas.js';
-import { limitOverridesOf, mergeLimitOverrides } from '../limits/service.js';
+import { PlatformPatchRequest } from './schemas.js';
+import { limitOverridesOf, limitsPatchErrors, mergeLimitOverrides } from '../limits/service.js';
 import { openPlatformAccounts } from '../internal-accounts/service.js';
 import { createToken } from '../tokens/service.js';
 import { findTokenByClientId, hasBootstrapToken, updateTokenSecret } from '../tokens/store.js';
@@ -197,4 +199,15 @@ export async function ensureDefaultPlatform(store: Store, clock: Clock, sealer: 
     }
     return { platform: platformView(existing) };
   });
+}
+
+/** Every problem of a PATCH /admin/platforms/{id} body, for one 400: the schema's, `regulated`, and those of `limits`. */
+export function patchBodyErrors(body: unknown): FieldError[] {
+  const errors: FieldError[] = [...checkSchema(PlatformPatchRequest, body)];
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const b = body as Record<string, unknown>;
+    if (b.regulated !== undefined) errors.push({ field: 'regulated', message: 'is fixed when the platform is created' });
+    errors.push(...limitsPatchErrors(b.limits));
+  }
+  return errors;
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../kernel/db/schema.js';
 import { type Page, paginate, timeRangeOf } from '../../kernel/pagination.js';
 import type { Quote, QuoteListQuery } from './schemas.js';
-import { quoteView } from './service.js';
+import { quoteView } from './views.js';
 import { type QuoteRow, quoteQuery } from './store.js';
 
 // GET /quotes: the platform's quotes, newest first, each exactly as GET /quotes/{quoteId}

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
-import { requestIdHeader, signedHeadersOf } from '../embedded-wallets/routes.js';
+import { authOf, errorResponses, nowOf, requestIdHeader, signedHeadersOf } from '../../kernel/http.js';
 import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
-import { authorizeWalletExecute } from '../embedded-wallets/service.js';
 import { TransactionOneOf } from '../transactions/schemas.js';
 import { listQuotes } from './list.js';
 import { ExecuteQuoteRequest, Quote, QuoteListQuery, QuoteListResponse, QuoteParams, QuoteRequest, SandboxSendRequest, TransferInRequest, TransferOutRequest } from './schemas.js';
-import { createQuote, createTransfer, executeQuote, fundRealtimeQuote, getQuote } from './service.js';
+import { createQuote } from './service.js';
+import { executeQuote, walletExecuteChallenge } from './execute.js';
+import { fundRealtimeQuote } from './realtime-funding.js';
+import { createTransfer } from './transfers.js';
+import { getQuote } from './views.js';
 
 const tags = ['Cross-Currency Transfers'];
 
@@ -82,7 +84,7 @@ export const quotesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       // From an embedded wallet: the wallet's signature first (202 challenge without one).
-      const challenge = await authorizeWalletExecute({ store, sealer }, authOf(req).platform.id, nowOf(req, clock), req.params.quoteId, signedHeadersOf(req));
+      const challenge = await walletExecuteChallenge({ store, sealer }, authOf(req).platform.id, nowOf(req, clock), req.params.quoteId, signedHeadersOf(req));
       if (challenge) {
         requestIdHeader(reply, challenge);
         return reply.code(202).send(challenge);

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../kernel/deps.js';
 import { iso } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
 

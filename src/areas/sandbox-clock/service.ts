@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { iso, type Clock } from '../../kernel/clock.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { claimPlan, effectTransaction, idempotencyFaults, outsideClaim } from '../../kernel/idempotency.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../kernel/deps.js';
 import { clockOffset, raiseClockOffset } from './store.js';
 
 export interface ClockView {

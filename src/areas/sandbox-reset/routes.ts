@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { adminAuth } from '../../kernel/auth.js';
 import { authOf, errorResponses } from '../../kernel/http.js';
-import { adminAuth } from '../platforms/routes.js';
 import { PlatformIdParams } from '../platforms/schemas.js';
 import { resetSandbox } from './service.js';
 

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../kernel/deps.js';
 import { iso } from '../../kernel/clock.js';
 import { apiError } from '../../kernel/errors.js';
 import { openPlatformAccounts } from '../internal-accounts/service.js';

@@ -1,7 +1,7 @@
-import { type Caller, seed, type SeedResult } from '../../cli/seed.js';
+import { type Caller, seed, type SeedResult } from './data-set.js';
 import { ApiError } from '../../kernel/errors.js';
 
-// POST /sandbox/seed: the demo data set of `payments-service seed` (src/cli/seed.ts, one seed
+// POST /sandbox/seed: the demo data set of `payments-service seed` (data-set.ts, one seed
 // for both), made in-process through the server's own public API with the caller's
 // credentials, so it goes through the same auth, permissions, validation, idempotency and
 // request log as the command's requests over HTTP.

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authOf, errorResponses } from '../../kernel/http.js';
 import { DeliveryListQuery, WebhookDelivery, WebhookDeliveryList } from '../webhooks/schemas.js';
-import { listDeliveries, redeliver } from '../webhooks/service.js';
+import { listPlatformDeliveries, redeliverPlatformDelivery } from './service.js';
 
 // The platform's own webhook delivery log (the operator's /admin view, scoped to the
 // caller): what the dashboard and `payments-service webhooks tail` read. Reuses the
-// webhooks area's service.
+// webhooks area's service (through service.ts).
 export const sandboxWebhookLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sandbox/webhook-deliveries',
@@ -21,7 +21,7 @@ export const sandboxWebhookLogRoutes: FastifyPluginAsyncTypebox = async (app) =>
         response: { 200: WebhookDeliveryList, ...errorResponses() },
       },
     },
-    async (req) => listDeliveries(app.deps.store.db, authOf(req).platform.id, req.query),
+    async (req) => listPlatformDeliveries(app.deps.store.db, authOf(req).platform.id, req.query),
   );
   app.post(
     '/sandbox/webhook-deliveries/:deliveryId/redeliver',
@@ -36,6 +36,6 @@ export const sandboxWebhookLogRoutes: FastifyPluginAsyncTypebox = async (app) =>
         response: { 200: WebhookDelivery, ...errorResponses(403, 404, 409) },
       },
     },
-    async (req) => redeliver(app.deps.store, app.deps.clock, app.deps.webhooks, authOf(req).platform.id, req.params.deliveryId),
+    async (req) => redeliverPlatformDelivery(app.deps.store, app.deps.clock, app.deps.webhooks, authOf(req).platform.id, req.params.deliveryId),
   );
 };

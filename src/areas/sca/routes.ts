@@ -3,9 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError } from '../../kernel/errors.js';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
 import { ExternalAccountIdParams } from '../external-accounts/schemas.js';
-import { deleteGuards } from '../external-accounts/service.js';
 import { Quote, QuoteParams } from '../quotes/schemas.js';
-import { setAuthorizationGate } from '../quotes/service.js';
 import {
   BeneficiaryTrustConfirm,
   BeneficiaryTrustConfirmRequest,
@@ -30,25 +28,12 @@ import {
   TwoFactorResetStartRequest,
   TwoFactorResetStatus,
 } from './schemas.js';
-import {
-  authorizeQuote,
-  completeLogin,
-  completeResetFlow,
-  confirmEnrollment,
-  confirmTrustChange,
-  deleteScaFactor,
-  getResetStatus,
-  holdForAuthorization,
-  listScaFactors,
-  recordSecurityEvent,
-  refuseTrustedDelete,
-  registerScaJobs,
-  resendQuoteCode,
-  startEnrollment,
-  startLogin,
-  startReset,
-  startTrustChange,
-} from './service.js';
+import { confirmEnrollment, deleteScaFactor, listScaFactors, startEnrollment } from './factors.js';
+import { completeLogin, startLogin } from './login.js';
+import { authorizeQuote, resendQuoteCode } from './payment-challenges.js';
+import { completeResetFlow, getResetStatus, startReset } from './reset.js';
+import { recordSecurityEvent } from './security-events.js';
+import { confirmTrustChange, startTrustChange } from './trusted-beneficiaries.js';
 
 const tags = ['Strong Customer Authentication'];
 const OUT_OF_SCOPE = ' Only for customers whose provider requires SCA (EU/EEA regions); for anyone else 409.';
@@ -66,9 +51,6 @@ async function withRetryAfter<T>(reply: FastifyReply, fn: () => Promise<T>): Pro
 export const scaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, clock, jobs } = app.deps;
   const deps = { store, jobs };
-  registerScaJobs(jobs);
-  setAuthorizationGate(holdForAuthorization);
-  deleteGuards.add(refuseTrustedDelete);
 
   app.get(
     '/sca/factors',

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { adminAuth } from '../../kernel/auth.js';
 import { authOf, errorResponses } from '../../kernel/http.js';
-import { adminAuth } from '../platforms/routes.js';
 import { DeliveryListQuery, DeliveryParams, PlatformParams, TestWebhookResponse, WebhookDelivery, WebhookDeliveryList, WebhookPublicKey } from './schemas.js';
 import { listDeliveries, redeliver, sendTestWebhook, webhookPublicKey } from './service.js';
 

@@ -8,6 +8,7 @@ import { PriorityPool } from './priority-pool.js';
 import { GroupCommitSqliteDialect } from './group-commit.js';
 import { type Checkpointer, startCheckpointer, WAL_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
 import type { DB } from './schema.js';
+import type { ChangeWatch } from './change-watch.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -34,24 +35,6 @@ export interface Store {
   /** How many SQL statements this store has run since it opened (tests and the bench count them per request). */
   statements(): number;
   close(): Promise<void>;
-}
-
-/**
- * A version of some tables' contents: it changes whenever a row of one of them may have
- * changed, through this store (counted before the statement runs, so also for a write that
- * is rolled back later) or through any other connection to the same database file (the
- * `payments-service token …` commands, another tool): SQLite's `PRAGMA data_version`. A
- * cache keeps the version it read a row under, and trusts the row only while `version()`
- * still answers the same number.
- */
-export interface ChangeWatch {
-  version(): number;
-  /**
-   * PostgreSQL: whether a transaction may read these tables through the process's cache now:
-   * no open transaction of this process has written them, so what the cache holds is what a
-   * statement of any transaction (read committed) would read. Absent: always (SQLite).
-   */
-  sharedInTransaction?(): boolean;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/payments.sqlite';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pgTypes from 'pg';
-import type { ChangeWatch } from './connect.js';
+import type { ChangeWatch } from './change-watch.js';
 
 // PostgreSQL: when a row of a cached table may have changed, for the in-memory row caches
 // (TableCache) across requests, as SQLite's `PRAGMA data_version` does there (issue 15: on

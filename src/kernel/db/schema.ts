@@ -365,12 +365,12 @@ export interface DB {
   cards: CardsTable;
   card_transactions: CardTransactionsTable;
   card_reveals: CardRevealsTable;
-  embedded_wallets: import('../../areas/embedded-wallets/tables.js').EmbeddedWalletsTable;
-  wallet_credentials: import('../../areas/embedded-wallets/tables.js').WalletCredentialsTable;
-  wallet_sessions: import('../../areas/embedded-wallets/tables.js').WalletSessionsTable;
-  wallet_requests: import('../../areas/embedded-wallets/tables.js').WalletRequestsTable;
-  delegated_keys: import('../../areas/embedded-wallets/tables.js').DelegatedKeysTable;
-  wallet_settings: import('../../areas/embedded-wallets/tables.js').WalletSettingsTable;
+  embedded_wallets: import('./wallet-tables.js').EmbeddedWalletsTable;
+  wallet_credentials: import('./wallet-tables.js').WalletCredentialsTable;
+  wallet_sessions: import('./wallet-tables.js').WalletSessionsTable;
+  wallet_requests: import('./wallet-tables.js').WalletRequestsTable;
+  delegated_keys: import('./wallet-tables.js').DelegatedKeysTable;
+  wallet_settings: import('./wallet-tables.js').WalletSettingsTable;
   list_counts: ListCountsTable;
 }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { type ChangeWatch, storeOf } from './connect.js';
+import type { ChangeWatch } from './change-watch.js';
+import { storeOf } from './connect.js';
 import type { DB } from './schema.js';
 
 // In-memory caches of values read from a few tables, trusted only while those tables have

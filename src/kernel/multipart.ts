@@ -7,9 +7,11 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { apiError, invalidInput } from '../../kernel/errors.js';
-import { NUL_MESSAGE, nulFieldErrors } from '../../kernel/validation.js';
-import { MAX_DOCUMENT_BYTES } from './schemas.js';
+import { apiError, invalidInput } from './errors.js';
+import { NUL_MESSAGE, nulFieldErrors } from './validation.js';
+
+/** The largest file an upload takes: 10 MiB (a document, a bulk CSV). */
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
 // Reading multipart/form-data. The plugin is registered only inside the plugins that take
 // uploads (the documents routes and the hosted KYC page), so JSON routes never see it.

@@ -1,5 +1,3 @@
-import { call, type Remote } from './remote.js';
-
 // The demo data set (`payments-service seed`, the dashboard's Seed button), made through the
 // public API only, on the platform of the credentials, so a new user sees a living sandbox:
 // see docs/dashboard.md "Seed" for the list.
@@ -19,10 +17,6 @@ export interface SeedResult {
   internalAccounts: string[];
   externalAccounts: string[];
   transactions: Array<{ id: string; expected: string }>;
-}
-
-export function remoteCaller(r: Remote): Caller {
-  return (method, path, body) => call(r, method, path, body);
 }
 
 /** Create the demo data set through `api` (the platform's API). */
