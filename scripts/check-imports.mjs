@@ -5,9 +5,11 @@
 //
 // Layers, lowest first (a file may import its own layer and the layers below it, never above):
 //   0 kernel     src/kernel/**, src/config.ts (the environment → Config: machinery every layer reads)
-//   1 sandbox    src/sandbox/** (rule tables and defaults)
-//   2 areas      src/areas/<area>/** (one folder per area)
-//   3 lists      src/areas/index.ts (the registration list), src/areas/openapi.ts (the document's
+//   1 rules      src/sandbox/rules/** (the sandbox's rule tables and defaults)
+//   2 areas      one folder per area: src/api/<area>/** (the reference's operations),
+//                src/sandbox/<area>/** (the sandbox's own extensions), src/operator/<area>/**
+//                (the operator API)
+//   3 lists      src/areas.ts (the registration list), src/openapi-schemas.ts (the document's
 //                named schemas), src/dashboard/**
 //   4 app        src/app.ts
 //   5 server     src/server.ts
@@ -21,7 +23,7 @@
 //   surface    no file imports another area's routes.ts or pages.ts: cross-area use goes
 //              service → service (or store, schemas)
 //   registered an area with an HTTP surface (routes.ts or pages.ts) exports its registration
-//              from area.ts, and src/areas/index.ts (the list) imports it
+//              from area.ts, and src/areas.ts (the list) imports it
 //
 // Usage: node scripts/check-imports.mjs [srcDir]   (default: src). Exit 1 and one line per
 // broken rule (naming the importing file, its line and the imported file), else exit 0.
@@ -79,27 +81,27 @@ for (const f of files) {
   graph.set(f, edges);
 }
 
-const LAYERS = ['kernel', 'sandbox', 'areas', 'lists', 'app', 'server', 'entries'];
+const LAYERS = ['kernel', 'rules', 'areas', 'lists', 'app', 'server', 'entries'];
 
 /** The layer of a file: its rank in LAYERS. */
 function layerOf(f) {
   if (f.startsWith('kernel/') || f === 'config.ts') return 0;
-  if (f.startsWith('sandbox/')) return 1;
-  if (f === 'areas/index.ts' || f === 'areas/openapi.ts' || f.startsWith('dashboard/')) return 3;
-  if (f.startsWith('areas/')) return 2;
+  if (f.startsWith('sandbox/rules/')) return 1;
+  if (f === 'areas.ts' || f === 'openapi-schemas.ts' || f.startsWith('dashboard/')) return 3;
+  if (areaOf(f) !== undefined) return 2;
   if (f === 'app.ts') return 4;
   if (f === 'server.ts') return 5;
   if (f === 'main.ts' || f === 'index.ts' || f.startsWith('cli/')) return 6;
   return undefined;
 }
 
-/** The area folder of a file of layer 2 (areas/<area>/…), else undefined. */
+/** The area folder of a file of layer 2 (api/<area>/…, sandbox/<area>/…, operator/<area>/…), else undefined. */
 function areaOf(f) {
-  const m = /^areas\/([^/]+)\//.exec(f);
-  return m ? m[1] : undefined;
+  const m = /^((?:api|sandbox|operator)\/[^/]+)\//.exec(f);
+  return m && m[1] !== 'sandbox/rules' ? m[1] : undefined;
 }
 
-const isSurface = (f) => /^areas\/[^/]+\/(routes|pages)\.ts$/.test(f);
+const isSurface = (f) => areaOf(f) !== undefined && /\/(routes|pages)\.ts$/.test(f) && f.split('/').length === 3;
 
 const problems = [];
 const where = (f, line) => `src/${f}:${line}`;
@@ -129,11 +131,11 @@ for (const [f, edges] of graph) {
 }
 
 // Registration: every area with an HTTP surface is in the list.
-const listed = new Set((graph.get('areas/index.ts') ?? []).map((e) => e.to));
+const listed = new Set((graph.get('areas.ts') ?? []).map((e) => e.to));
 for (const area of new Set(files.filter(isSurface).map(areaOf))) {
-  const registration = `areas/${area}/area.ts`;
-  if (!known.has(registration)) problems.push(`registered: src/areas/${area}/ has routes or pages but no area.ts exporting its registration (kernel/area.ts)`);
-  else if (!listed.has(registration)) problems.push(`registered: src/${registration} is not in the list of src/areas/index.ts`);
+  const registration = `${area}/area.ts`;
+  if (!known.has(registration)) problems.push(`registered: src/${area}/ has routes or pages but no area.ts exporting its registration (kernel/area.ts)`);
+  else if (!listed.has(registration)) problems.push(`registered: src/${registration} is not in the list of src/areas.ts`);
 }
 
 // Circles: Tarjan's strongly connected components (iterative, so deep trees do not overflow).

@@ -35,7 +35,7 @@ interface Operation {
   summary: string;
   tag: string;
   extension: boolean;
-  folder: string; // src/areas/customers
+  folder: string; // src/api/customers
   docs: string[]; // docs-relative pages
   tests: string[]; // root-relative test files, best first
 }

@@ -2,7 +2,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import swagger, { type SwaggerTransform } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AREAS } from './areas/index.js';
+import { AREAS } from './areas.js';
 import { API_VERSION } from './config.js';
 import { type AuthContext, allows, authenticate, authenticateCached, type Throttled } from './kernel/auth.js';
 import { AuthThrottle } from './kernel/auth-throttle.js';
@@ -16,7 +16,7 @@ import type { AppDeps } from './kernel/deps.js';
 import { openSealed } from './kernel/sealed.js';
 import { closeQueryString, lazySerializerFactory, refuseNul, validatorCompiler, validatorFactory } from './kernel/validation.js';
 import { nameSchemas } from './kernel/openapi.js';
-import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './areas/openapi.js';
+import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './openapi-schemas.js';
 
 export type App = FastifyInstance;
 
@@ -49,7 +49,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
-  // Each area's hooks on the kernel's seams, its jobs and listeners (src/areas/index.ts).
+  // Each area's hooks on the kernel's seams, its jobs and listeners (src/areas.ts).
   for (const area of AREAS) area.wire?.(deps);
   app.decorateRequest('auth', null);
   app.decorateRequest('idempotency', null);
@@ -101,7 +101,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
       webhooks: webhooksSection() as Record<string, never>,
     },
     // Named schemas, $refs and the shared error responses (kernel/openapi.ts, registry in
-    // areas/openapi.ts). Runs once: @fastify/swagger caches the document it returns.
+    // openapi-schemas.ts). Runs once: @fastify/swagger caches the document it returns.
     transformObject: (documentObject) =>
       nameSchemas((documentObject as { openapiObject: Parameters<typeof nameSchemas>[0] }).openapiObject, { registered: NAMED_SCHEMAS, nameOfTitle }) as never,
     transform: openapiTransform,
@@ -109,12 +109,12 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   // Liveness: the process answers. Whether it can serve (the store answers, migrations,
-  // a platform) is GET /readyz (areas/ops): a store outage is 503 there, 200 here, so a
+  // a platform) is GET /readyz (operator/ops): a store outage is 503 there, 200 here, so a
   // supervisor does not restart a process that recovers by itself when the store returns.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => reply.send({ status: 'ok' }));
 
   // App-wide hooks of the areas, e.g. the request log and the per-route metrics
-  // (areas/request-log: memory only, never awaited).
+  // (sandbox/request-log: memory only, never awaited).
   for (const area of AREAS) area.install?.(app, deps);
 
   if (deps.config.adminKey) {

@@ -25,7 +25,7 @@ export interface Config {
   /**
    * PAYMENTS_WEBHOOK_ALLOW_PRIVATE: whether webhook endpoints may be private-network addresses
    * (loopback, RFC 1918, link-local, unique-local, …). Default: on when HOST is a loopback
-   * address or `localhost`, off otherwise (areas/webhooks/targets.ts).
+   * address or `localhost`, off otherwise (api/webhooks/targets.ts).
    */
   webhookAllowPrivate: boolean;
   /**

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { createPlatform, getPlatforms, ALL_PERMISSIONS } from './areas/platforms/service.js';
-import { findDefaultPlatform, findPlatform } from './areas/platforms/store.js';
-import { createToken, deleteToken, listTokens } from './areas/tokens/service.js';
+import { createPlatform, getPlatforms, ALL_PERMISSIONS } from './operator/platforms/service.js';
+import { findDefaultPlatform, findPlatform } from './operator/platforms/store.js';
+import { createToken, deleteToken, listTokens } from './api/tokens/service.js';
 import { API_VERSION, loadConfig } from './config.js';
 import type { Permission } from './kernel/auth.js';
 import { iso, platformNowMs, systemClock } from './kernel/clock.js';
@@ -12,7 +12,7 @@ import { rotateSecret, RotationRefused } from './kernel/rotate-secret.js';
 import { readFileSync } from 'node:fs';
 import { baseUrl, type Running, startServer } from './server.js';
 import { call, parseDuration, RemoteError, remoteCaller, remoteOf, tailRequests, tailWebhooks } from './cli/remote.js';
-import { seed } from './areas/sandbox-seed/data-set.js';
+import { seed } from './sandbox/seed/data-set.js';
 
 // payments-service: `serve` runs the API (what `npm start` does); the other commands do
 // what /admin and /tokens do, directly against the same store (DATABASE_URL).

@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { createServer, type Server } from 'node:http';
 import { isStoreUnavailable } from './kernel/db/unavailable.js';
 import { buildApp } from './app.js';
-import { ensureDefaultPlatform, type BootstrapResult } from './areas/platforms/service.js';
-import { backfillAccounts } from './areas/internal-accounts/service.js';
+import { ensureDefaultPlatform, type BootstrapResult } from './operator/platforms/service.js';
+import { backfillAccounts } from './api/internal-accounts/service.js';
 import { API_VERSION, type Config } from './config.js';
 import { type Clock, systemClock } from './kernel/clock.js';
 import { openStore, parseDatabaseUrl, type OpenOptions, type Store } from './kernel/db/connect.js';
@@ -12,10 +12,10 @@ import { Hooks } from './kernel/hooks.js';
 import { apiError } from './kernel/errors.js';
 import { JobQueue } from './kernel/jobs.js';
 import { loadSealer, type SecretSource } from './kernel/sealed.js';
-import { ownersSealedWithOtherKeys } from './areas/beneficial-owners/store.js';
-import { resealWebhookKeys, WebhookDeliverer } from './areas/webhooks/service.js';
-import { resolveAgentToken } from './areas/agents/agent-auth.js';
-import { type Resolver, WebhookTargets } from './areas/webhooks/targets.js';
+import { ownersSealedWithOtherKeys } from './api/beneficial-owners/store.js';
+import { resealWebhookKeys, WebhookDeliverer } from './api/webhooks/service.js';
+import { resolveAgentToken } from './api/agents/agent-auth.js';
+import { type Resolver, WebhookTargets } from './api/webhooks/targets.js';
 
 /** How long a stop waits for requests in flight before it closes their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -103,7 +103,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   await app.ready();
   if (opts.listen !== false) {
     await app.listen({ port: config.port, host: config.host });
-    // Webhooks never go to this address (areas/webhooks/targets.ts).
+    // Webhooks never go to this address (api/webhooks/targets.ts).
     targets.setListening(app.server.address());
   }
   if (opts.worker !== false) {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { insertToken } from '../src/areas/tokens/store.js';
+import { insertToken } from '../src/api/tokens/store.js';
 import { newId } from '../src/kernel/ids.js';
 import { type Running, startServer } from '../src/server.js';
 import { basic, STORE, V } from './helpers.js';

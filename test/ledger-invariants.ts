@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { sql } from 'kysely';
 import type { Store } from '../src/kernel/db/connect.js';
-import { auditBalances } from '../src/areas/ledger/service.js';
+import { auditBalances } from '../src/api/ledger/service.js';
 
 // The ledger's invariants over the whole store, checked at the end of every money test:
 // every entry sums to zero per currency, no internal account has a bucket below zero, and

@@ -4,7 +4,7 @@
 // --token-id / --client-secret) and the server's URL (--url, PAYMENTS_URL, else
 // http://127.0.0.1:$PORT with PORT 8080); `reset --all` uses PAYMENTS_ADMIN_KEY.
 
-import type { Caller } from '../areas/sandbox-seed/data-set.js';
+import type { Caller } from '../sandbox/seed/data-set.js';
 
 export const API_VERSION_PATH = '/2025-10-13';
 

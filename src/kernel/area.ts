@@ -7,11 +7,11 @@ export type AreaPlugin = FastifyPluginAsync<any>;
 
 /**
  * How an area is mounted: the one registration object each area exports from its
- * `area.ts`, collected in src/areas/index.ts. app.ts knows that list, never an area.
+ * `area.ts`, collected in src/areas.ts. app.ts knows that list, never an area.
  * A new area is its folder plus one line in the list.
  */
 export interface Area {
-  /** The area's folder under src/areas/ (or `dashboard`). */
+  /** The area's folder under src/ (`api/<area>`, `sandbox/<area>`, `operator/<area>`, or `dashboard`). */
   readonly name: string;
   /**
    * Hooks on kernel seams (kernel/hooks.ts), job handlers, listeners: called once per app,

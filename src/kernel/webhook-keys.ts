@@ -88,7 +88,7 @@ export function verifyWebhookSignature(body: string | Buffer, header: string, pu
 // A platform's private key is kept sealed (kernel/sealed.ts) in platforms.webhook_private_key,
 // bound to its row (the additional authenticated data names column and platform), and opened
 // only to sign. Rows written before sealing held the hex scalar; the start-up step
-// (areas/webhooks/service.ts resealWebhookKeys) seals those.
+// (api/webhooks/service.ts resealWebhookKeys) seals those.
 
 const PLAINTEXT_KEY = /^[0-9a-f]{64}$/;
 

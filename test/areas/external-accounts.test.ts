@@ -3,7 +3,7 @@ import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../hel
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { fund, newCustomer as newPayer, type QuoteBody } from '../money-helpers.js';
 import { checkSchema } from '../../src/kernel/validation.js';
-import { ExternalAccount as ExternalAccountSchema } from '../../src/areas/external-accounts/schemas.js';
+import { ExternalAccount as ExternalAccountSchema } from '../../src/api/external-accounts/schemas.js';
 
 // External accounts, black box: every accountInfo kind of the reference (a valid and an
 // invalid example each, every invalid field in one 400), the rail checks (ABA, IBAN,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureWorldAccount, postEntry } from '../../src/areas/ledger/service.js';
+import { ensureWorldAccount, postEntry } from '../../src/api/ledger/service.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, storeSeries, type TestApp } from '../helpers.js';
 
 // Internal accounts, black box: opened with the customer (one per currency, by kind) and

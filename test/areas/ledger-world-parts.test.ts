@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WORLD_ACCOUNT_PARTS, worldAccountId, worldPartOf } from '../../src/areas/ledger/service.js';
+import { WORLD_ACCOUNT_PARTS, worldAccountId, worldPartOf } from '../../src/api/ledger/service.js';
 import { makeApp, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { fund, newCustomer, quoteRequest, usdExternal } from '../money-helpers.js';
 
 // The outside world's ledger account is split in WORLD_ACCOUNT_PARTS parts per platform and
-// currency (areas/ledger/service.ts): each payment's money leaves through the part its
+// currency (api/ledger/service.ts): each payment's money leaves through the part its
 // transaction id falls on, so a platform's settlements do not all update (and, on
 // PostgreSQL, lock) one balance row.
 

@@ -12,7 +12,7 @@ import {
   postEntry,
   UnbalancedEntryError,
   worldAccountId,
-} from '../../src/areas/ledger/service.js';
+} from '../../src/api/ledger/service.js';
 import { newId } from '../../src/kernel/ids.js';
 import { ADMIN_KEY, makeApp, sleep, STORE, type TestApp } from '../helpers.js';
 

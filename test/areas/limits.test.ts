@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/kernel/clock.js';
-import { DEFAULT_LIMITS } from '../../src/sandbox/limits.js';
+import { DEFAULT_LIMITS } from '../../src/sandbox/rules/limits.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { balanceOf, eurExternal, fund, newCustomer, PERSON, type QuoteBody, quoteRequest, usdExternal } from '../money-helpers.js';

@@ -5,9 +5,9 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { base58, base64, bech32m, createBase58check, hex } from '@scure/base';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requiresOwnershipVerification } from '../../src/areas/external-accounts/service.js';
+import { requiresOwnershipVerification } from '../../src/api/external-accounts/service.js';
 import { listEvents } from '../../src/kernel/events.js';
-import { OWNERSHIP_VERIFICATION_THRESHOLD_USD_CENTS } from '../../src/sandbox/ownership-verification.js';
+import { OWNERSHIP_VERIFICATION_THRESHOLD_USD_CENTS } from '../../src/sandbox/rules/ownership-verification.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 
 // Ownership verification of self-custody wallets (Travel Rule), black box: which accounts

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { iso } from '../../src/kernel/clock.js';
-import { REQUEST_LOG_SIZE } from '../../src/areas/request-log/service.js';
+import { REQUEST_LOG_SIZE } from '../../src/sandbox/request-log/service.js';
 import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { otherPlatformAuth } from '../money-helpers.js';
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_DIGIT_HINT } from '../../src/areas/external-accounts/account-checks.js';
+import { CHECK_DIGIT_HINT } from '../../src/api/external-accounts/account-checks.js';
 import { evmAddressProblem, ibanProblem, isAbaRoutingNumber, isClabe } from '../../src/kernel/rails.js';
-import { sandboxSuffix } from '../../src/sandbox/identifiers.js';
+import { sandboxSuffix } from '../../src/sandbox/rules/identifiers.js';
 import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { fund, newCustomer, PERSON, type QuoteBody, quoteRequest } from '../money-helpers.js';

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { balanceOf, fund, newCustomer, otherPlatformAuth, quoteRequest, usdExternal } from '../money-helpers.js';
-import { KEPT_ON_RESET, resetTables } from '../../src/areas/sandbox-reset/store.js';
+import { KEPT_ON_RESET, resetTables } from '../../src/sandbox/reset/store.js';
 
 // POST /sandbox/reset (one platform) and the operator's resets, on two platforms.
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { generatedParts } from '../../src/areas/customers/service.js';
+import { generatedParts } from '../../src/api/customers/service.js';
 import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 
 // Issue 15: a value the service generates never answers 409. The UMA address of a customer

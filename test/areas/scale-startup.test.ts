@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OWNERS_WITHOUT_ACCOUNTS_SQL } from '../../src/areas/internal-accounts/store.js';
+import { OWNERS_WITHOUT_ACCOUNTS_SQL } from '../../src/api/internal-accounts/store.js';
 import type { Store } from '../../src/kernel/db/connect.js';
 import { makeApp, STORE, storeSeries, type StoreSeries, type TestApp } from '../helpers.js';
 import { TERMS } from '../money-helpers.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { transactionQuery } from '../../src/areas/transactions/store.js';
+import { transactionQuery } from '../../src/api/transactions/store.js';
 import { RECEIVER_NOT_DESTINATION } from '../../src/kernel/db/migrations.js';
 import { envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';

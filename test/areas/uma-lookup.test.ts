@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getLookup } from '../../src/areas/lookups/service.js';
+import { getLookup } from '../../src/api/lookups/service.js';
 import { ApiError } from '../../src/kernel/errors.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 

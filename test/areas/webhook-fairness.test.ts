@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { iso } from '../../src/kernel/clock.js';
 import { emitEvent } from '../../src/kernel/events.js';
-import { DEFAULT_CONCURRENCY, defaultPlatformCap, UNRESPONSIVE_CAP } from '../../src/areas/webhooks/service.js';
+import { DEFAULT_CONCURRENCY, defaultPlatformCap, UNRESPONSIVE_CAP } from '../../src/api/webhooks/service.js';
 import { ADMIN_KEY, basic, makeApp, STORE, type TestApp } from '../helpers.js';
 
 // Issue 33: a receiver that hangs stalls only its own platform's deliveries, and only for the

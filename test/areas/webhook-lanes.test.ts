@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { iso } from '../../src/kernel/clock.js';
 import { emitEvent } from '../../src/kernel/events.js';
-import { DEFAULT_CONCURRENCY, defaultPlatformCap } from '../../src/areas/webhooks/service.js';
+import { DEFAULT_CONCURRENCY, defaultPlatformCap } from '../../src/api/webhooks/service.js';
 import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
 
 // Issue 14: a clock advance answers without waiting for webhook deliveries, and deliveries go

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Resolver } from '../../src/areas/webhooks/targets.js';
+import type { Resolver } from '../../src/api/webhooks/targets.js';
 import { loadConfig } from '../../src/config.js';
 import { type Clock, ManualClock } from '../../src/kernel/clock.js';
 import { startServer, type Running } from '../../src/server.js';

@@ -87,7 +87,7 @@ describe(`a listening server refuses its own address as a webhook endpoint (${ST
   });
 
   it('a host name is checked on the addresses it resolves to, when connecting', async () => {
-    const { WebhookTargets } = await import('../../src/areas/webhooks/targets.js');
+    const { WebhookTargets } = await import('../../src/api/webhooks/targets.js');
     const targets = new WebhookTargets(true);
     targets.setListening({ address: '127.0.0.1', port: PORT, family: 'IPv4' });
     const resolve = (name: string, port: number) =>

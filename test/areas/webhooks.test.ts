@@ -7,7 +7,7 @@ import { verifyWebhookSignature } from '../../src/index.js';
 import { iso, ManualClock } from '../../src/kernel/clock.js';
 import { openStore } from '../../src/kernel/db/connect.js';
 import { emitEvent } from '../../src/kernel/events.js';
-import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from '../../src/areas/webhooks/service.js';
+import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from '../../src/api/webhooks/service.js';
 import { ADMIN_KEY, advanceAndDeliver, envelope, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore } from '../helpers.js';
 import { type Received, Receiver } from '../webhook-receiver.js';
 

@@ -52,9 +52,9 @@ describe('the import check', () => {
   });
 
   it('fails on an area importing app.ts (type-only imports count)', () => {
-    const r = check(realTreeWith('area-up', 'areas/ops/service.ts', "import type { buildApp } from '../../app.js';"));
+    const r = check(realTreeWith('area-up', 'operator/ops/service.ts', "import type { buildApp } from '../../app.js';"));
     expect(r.status).toBe(1);
-    expect(r.out).toMatch(/upward: src\/areas\/ops\/service\.ts:\d+ imports src\/app\.ts \(areas → app/);
+    expect(r.out).toMatch(/upward: src\/operator\/ops\/service\.ts:\d+ imports src\/app\.ts \(areas → app/);
   });
 
   it('fails on an import circle, naming each import of it', () => {
@@ -76,24 +76,24 @@ describe('the import check', () => {
     const r = check(
       tree('routes', {
         'kernel/http.ts': 'export const h = 1;\n',
-        'areas/index.ts': "import { quotesArea } from './quotes/area.js';\nexport const AREAS = [quotesArea];\n",
-        'areas/quotes/area.ts': "import { quotesRoutes } from './routes.js';\nexport const quotesArea = { name: 'quotes', api: [quotesRoutes] };\n",
-        'areas/quotes/routes.ts': [
+        'areas.ts': "import { quotesArea } from './api/quotes/area.js';\nexport const AREAS = [quotesArea];\n",
+        'api/quotes/area.ts': "import { quotesRoutes } from './routes.js';\nexport const quotesArea = { name: 'quotes', api: [quotesRoutes] };\n",
+        'api/quotes/routes.ts': [
           "import { h } from '../../kernel/http.js';",
-          "import { Wallet } from '../wallets/schemas.js';",
-          "import { walletRoutes } from '../wallets/routes.js';",
-          "import { authorize } from '../wallets/service.js';",
+          "import { Wallet } from '../../sandbox/wallets/schemas.js';",
+          "import { walletRoutes } from '../../sandbox/wallets/routes.js';",
+          "import { authorize } from '../../sandbox/wallets/service.js';",
           'export const quotesRoutes = [h, Wallet, walletRoutes, authorize];',
         ].join('\n'),
-        'areas/wallets/routes.ts': 'export const walletRoutes = 1;\n',
-        'areas/wallets/schemas.ts': 'export const Wallet = 1;\n',
-        'areas/wallets/service.ts': 'export const authorize = 1;\n',
+        'sandbox/wallets/routes.ts': 'export const walletRoutes = 1;\n',
+        'sandbox/wallets/schemas.ts': 'export const Wallet = 1;\n',
+        'sandbox/wallets/service.ts': 'export const authorize = 1;\n',
       }),
     );
     expect(r.status).toBe(1);
-    expect(r.out).toMatch(/surface: src\/areas\/quotes\/routes\.ts:3 imports src\/areas\/wallets\/routes\.ts/);
-    expect(r.out).toMatch(/routes: src\/areas\/quotes\/routes\.ts:4 imports src\/areas\/wallets\/service\.ts/);
+    expect(r.out).toMatch(/surface: src\/api\/quotes\/routes\.ts:3 imports src\/sandbox\/wallets\/routes\.ts/);
+    expect(r.out).toMatch(/routes: src\/api\/quotes\/routes\.ts:4 imports src\/sandbox\/wallets\/service\.ts/);
     expect(r.out).not.toMatch(/wallets\/schemas\.ts/);
-    expect(r.out).toMatch(/registered: src\/areas\/wallets\/ has routes or pages but no area\.ts/);
+    expect(r.out).toMatch(/registered: src\/sandbox\/wallets\/ has routes or pages but no area\.ts/);
   });
 });

@@ -7,7 +7,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openapiTransform } from '../../src/app.js';
-import { WEBHOOK_EVENTS } from '../../src/areas/openapi.js';
+import { WEBHOOK_EVENTS } from '../../src/openapi-schemas.js';
 import { nameSchemas, resolveSchema, unresolvedRefs } from '../../src/kernel/openapi.js';
 import { makeApp, type TestApp, V } from '../helpers.js';
 
@@ -205,7 +205,7 @@ describe('the OpenAPI document', () => {
         else if (p.endsWith('.ts')) files.push(p);
       }
     };
-    walk(join(import.meta.dirname, '../../src/areas'));
+    walk(join(import.meta.dirname, '../../src'));
     const found = new Set<string>();
     for (const f of files) {
       const src = readFileSync(f, 'utf8');

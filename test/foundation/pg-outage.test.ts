@@ -552,7 +552,7 @@ describe.skipIf(!BIN_DIR)('PostgreSQL outage: the process outlives the database 
       const settledMs = Date.now() - t0;
       // The webhooks: deliveries resume and each payment's events arrive in order. A delivery
       // sent just as the database went away has its attempt recorded once the database
-      // answers again (areas/webhooks), so its lane goes on at once rather than after its
+      // answers again (api/webhooks), so its lane goes on at once rather than after its
       // claim's lease (timeout + 30 s): every settlement's webhook arrives within 8 s.
       const completedOf = () => new Set(receiver.got.filter((r) => r.json.type === 'OUTGOING_PAYMENT.COMPLETED').map((r) => (r.json.data as { id: string }).id));
       const deliveredBy = Date.now() + 8_000;

@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/kernel/clock.js';
 import { EventEmitter } from 'node:events';
 import { CHANGE_CHANNEL, CHANGE_NOTIFIED_TABLES, PgChangeWatch, PROBE_MS } from '../../src/kernel/db/pg-change-watch.js';
 import { TableCache } from '../../src/kernel/db/table-cache.js';
-import { findCustomer } from '../../src/areas/customers/store.js';
+import { findCustomer } from '../../src/api/customers/store.js';
 import { basic, freshStore, makeApp, openSameSchema, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
 
 // PostgreSQL row caches across requests (issue 15; kernel/db/pg-change-watch.ts): a value

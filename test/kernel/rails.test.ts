@@ -31,7 +31,7 @@ import {
   toEip55,
   tronAddressOfPublicKey,
 } from '../../src/kernel/rails.js';
-import { fundingInstructions } from '../../src/sandbox/funding-instructions.js';
+import { fundingInstructions } from '../../src/sandbox/rules/funding-instructions.js';
 import {
   bitcoinMessageDigest,
   eip191Digest,

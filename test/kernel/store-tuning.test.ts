@@ -15,7 +15,7 @@ import { TableCache } from '../../src/kernel/db/table-cache.js';
 import { JobQueue } from '../../src/kernel/jobs.js';
 import { PollingLoop } from '../../src/kernel/polling.js';
 import { compileAllRouteSchemas } from '../../src/kernel/validation.js';
-import { outgoingVolume, STATUSES_NOT_COUNTED } from '../../src/areas/limits/store.js';
+import { outgoingVolume, STATUSES_NOT_COUNTED } from '../../src/api/limits/store.js';
 import { freshStore, makeApp, sleep, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
 
 // The machinery behind the hot paths (bench/README.md): the SQLite statement cache and

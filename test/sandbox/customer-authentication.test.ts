@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { customerUnderMandatingProvider, EU_PROVIDER_REGIONS, providerMandatesCustomerAuthentication } from '../../src/sandbox/customer-authentication.js';
-import { lockFor } from '../../src/sandbox/sca.js';
-import { CONTACT_VERIFICATION_REGIONS } from '../../src/sandbox/verification-rules.js';
+import { customerUnderMandatingProvider, EU_PROVIDER_REGIONS, providerMandatesCustomerAuthentication } from '../../src/sandbox/rules/customer-authentication.js';
+import { lockFor } from '../../src/sandbox/rules/sca.js';
+import { CONTACT_VERIFICATION_REGIONS } from '../../src/sandbox/rules/verification-rules.js';
 
 // The one rule contact verification and SCA share, and the lock escalation.
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CURRENCY_CODES, getCurrency } from '../../src/kernel/currencies.js';
-import { CORRIDORS } from '../../src/sandbox/corridors.js';
+import { CORRIDORS } from '../../src/sandbox/rules/corridors.js';
 import {
   cachedRate,
   clearRateCache,
@@ -22,7 +22,7 @@ import {
   sandboxRate,
   sendingBounds,
   SPREAD_BPS,
-} from '../../src/sandbox/fx.js';
+} from '../../src/sandbox/rules/fx.js';
 
 // The sandbox FX market: exact rationals, conversions across decimals, bounds, the cache.
 // Pure units (no store): they run the same on both store projects.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { beneficiaryRule, verifiedHolderName } from '../../src/sandbox/beneficiary-rules.js';
-import { primaryIdentifier, primaryIdentifierField, sandboxSuffix, suffixOfIdentifier } from '../../src/sandbox/identifiers.js';
+import { beneficiaryRule, verifiedHolderName } from '../../src/sandbox/rules/beneficiary-rules.js';
+import { primaryIdentifier, primaryIdentifierField, sandboxSuffix, suffixOfIdentifier } from '../../src/sandbox/rules/identifiers.js';
 
 // The one reader of the sandbox's magic digits, and the beneficiary table built on it.
 

@@ -331,7 +331,7 @@ export interface LookupsTable {
   quoted: string;
   /** JSON array of CounterpartyFieldDefinition, or null when none was asked for. */
   required_payer_data_fields: string | null;
-  /** JSON LookupReceiver (src/areas/lookups/service.ts): who receives, or null. */
+  /** JSON LookupReceiver (src/api/lookups/service.ts): who receives, or null. */
   receiver: string | null;
   created_at: string;
 }
@@ -374,7 +374,7 @@ export interface DB {
   list_counts: ListCountsTable;
 }
 
-/** A card (migration 0024, src/areas/cards). */
+/** A card (migration 0024, src/api/cards). */
 export interface CardsTable {
   /** `Card:<uuid v7>`. */
   id: string;
@@ -575,7 +575,7 @@ export interface TransactionsTable {
   rail_selection_mode: string | null;
   /** JSON PaymentInstructions[]. */
   payment_instructions: string | null;
-  /** The sandbox outcome decided when the payment started (src/sandbox/payment-outcomes.ts). */
+  /** The sandbox outcome decided when the payment started (src/sandbox/rules/payment-outcomes.ts). */
   outcome: string | null;
   /** JSON CounterpartyFieldDefinition[] asked of the receiving platform (incoming UMA). */
   requested_receiver_fields: string | null;

@@ -1,4 +1,4 @@
-// Table types of the embedded-wallets area (migration 0021_embedded_wallets, src/areas/embedded-wallets), part of the
+// Table types of the embedded-wallets area (migration 0021_embedded_wallets, src/api/embedded-wallets), part of the
 // DB interface in kernel/db/schema.ts.
 
 /** One row per EMBEDDED_WALLET internal account: its provider-side names and sealed mnemonic. */

@@ -3,14 +3,14 @@ import { type AnyDb, storeKind } from './support.js';
 
 /**
  * Statuses of an OUTGOING transaction whose money does not use the day's volume, as
- * migration 0009's triggers have them (src/areas/limits/store.ts checks it is its list).
+ * migration 0009's triggers have them (src/api/limits/store.ts checks it is its list).
  * Changing the list means a new migration that recreates the triggers.
  */
 export const VOLUME_STATUSES_NOT_COUNTED = ['PENDING', 'FAILED', 'REFUNDED', 'REJECTED', 'EXPIRED'] as const;
 
 // SQLite only: each corridor's day of counted OUTGOING volume, kept by triggers on
 // transactions, so the daily-volume check reads one row instead of summing the day's
-// transactions (src/areas/limits/store.ts). "Counted" mirrors STATUSES_NOT_COUNTED
+// transactions (src/api/limits/store.ts). "Counted" mirrors STATUSES_NOT_COUNTED
 // there; a test checks the two agree. PostgreSQL sums with an index, as before: there,
 // concurrent writers of one corridor would queue on its row.
 export async function up(db: AnyDb): Promise<void> {

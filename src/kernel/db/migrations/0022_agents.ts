@@ -2,7 +2,7 @@ import type { AnyDb } from './support.js';
 
 export async function up(db: AnyDb): Promise<void> {
   const bigint = 'bigint' as const;
-  // Agents (areas/agents): a customer's delegated AI agent, its policy (JSON), and the
+  // Agents (api/agents): a customer's delegated AI agent, its policy (JSON), and the
   // hash of its access token (SHA-256 hex, unique: the token is looked up by it).
   await db.schema
     .createTable('agents')

@@ -2,7 +2,7 @@ import { type AnyDb, storeKind } from './support.js';
 
 export async function up(db: AnyDb): Promise<void> {
   const bigint = 'bigint' as const;
-  // Strong Customer Authentication (src/areas/sca). Factors a customer enrolled (PENDING
+  // Strong Customer Authentication (src/api/sca). Factors a customer enrolled (PENDING
   // while an enrollment waits for its confirmation; secrets only as hashes).
   await db.schema
     .createTable('sca_factors')

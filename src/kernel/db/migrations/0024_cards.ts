@@ -1,6 +1,6 @@
 import { type AnyDb, storeKind } from './support.js';
 
-// Cards (src/areas/cards, docs/cards.md): the cards, their card transactions (the parent
+// Cards (src/api/cards, docs/cards.md): the cards, their card transactions (the parent
 // row of an authorization with its pulls, clearings and refunds rolled up into counters),
 // and the audit trail of PAN reveals (who asked, when; never the URL or the PAN).
 export async function up(db: AnyDb): Promise<void> {

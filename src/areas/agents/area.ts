@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { agentsRoutes } from './routes.js';
-
-/** How the agents area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const agentsArea: Area = {
-  name: 'agents',
-  api: [agentsRoutes],
-};

@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { beneficialOwnersRoutes } from './routes.js';
-
-/** How the beneficial-owners area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const beneficialOwnersArea: Area = {
-  name: 'beneficial-owners',
-  api: [beneficialOwnersRoutes],
-};

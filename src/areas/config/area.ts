@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { configRoutes } from './routes.js';
-
-/** How the config area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const configArea: Area = {
-  name: 'config',
-  api: [configRoutes],
-};

@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { discoveriesRoutes } from './routes.js';
-
-/** How the discoveries area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const discoveriesArea: Area = {
-  name: 'discoveries',
-  api: [discoveriesRoutes],
-};

@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { documentsRoutes } from './routes.js';
-
-/** How the documents area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const documentsArea: Area = {
-  name: 'documents',
-  api: [documentsRoutes],
-};

@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { sandboxClockRoutes } from './routes.js';
-
-/** How the sandbox-clock area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const sandboxClockArea: Area = {
-  name: 'sandbox-clock',
-  api: [sandboxClockRoutes],
-};

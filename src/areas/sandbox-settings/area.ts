@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { sandboxSettingsRoutes } from './routes.js';
-
-/** How the sandbox-settings area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const sandboxSettingsArea: Area = {
-  name: 'sandbox-settings',
-  api: [sandboxSettingsRoutes],
-};

@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { stablecoinsRoutes } from './routes.js';
-
-/** How the stablecoins area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const stablecoinsArea: Area = {
-  name: 'stablecoins',
-  api: [stablecoinsRoutes],
-};

@@ -1,8 +1,0 @@
-import type { Area } from '../../kernel/area.js';
-import { tokensRoutes } from './routes.js';
-
-/** How the tokens area is mounted (kernel/area.ts; listed in src/areas/index.ts). */
-export const tokensArea: Area = {
-  name: 'tokens',
-  api: [tokensRoutes],
-};
