@@ -1,16 +1,15 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DB_ACQUIRE_TIMEOUT_MS, DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS, loadConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
 import { idempotencyFaults } from '../../src/kernel/idempotency.js';
+import { freePort, type Proc, sleep, spawnServer } from '../server-process.js';
 import { basic, makeApp, V } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { Receiver } from '../webhook-receiver.js';
@@ -23,8 +22,6 @@ import { Receiver } from '../webhook-receiver.js';
 // bound, /healthz stays 200 while /readyz is 503, and within 5 s of the database's return it
 // serves payments again. Runs only where PostgreSQL's server binaries are installed.
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = join(ROOT, 'bin', 'payments-service.js');
 const TOKEN_ID = 'outage-token-id';
 const SECRET = 'outage-client-secret';
 const AUTH = basic(TOKEN_ID, SECRET);
@@ -47,48 +44,6 @@ if (!BIN_DIR) console.warn('pg-outage.test.ts skipped: no pg_ctl/initdb under /u
 const STATEMENT_TIMEOUT_MS = 3_000;
 /** Every 503 of the faults below comes within this (stated in docs/reliability.md). */
 const ANSWER_BOUND_MS = 10_000;
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
-}
-
-interface Proc {
-  child: ChildProcess;
-  base: string;
-  exited: Promise<number | null>;
-  done: boolean;
-  output(): string;
-}
-
-function spawnServer(databaseUrl: string, port: number, extra: Record<string, string> = {}): Proc {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['PAYMENTS_API_TOKEN_ID', 'PAYMENTS_API_CLIENT_SECRET', 'PAYMENTS_ADMIN_KEY', 'DATABASE_URL', 'PORT', 'HOST', 'TEST_STORE', 'TEST_DATABASE_URL']) delete env[k];
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    cwd: ROOT,
-    env: { ...env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: databaseUrl, PAYMENTS_API_TOKEN_ID: TOKEN_ID, PAYMENTS_API_CLIENT_SECRET: SECRET, LOG_LEVEL: 'warn', ...extra },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  const proc: Proc = {
-    child,
-    base: `http://127.0.0.1:${port}`,
-    done: false,
-    output: () => out,
-    exited: new Promise((ok) => child.on('exit', (code) => ((proc.done = true), ok(code)))),
-  };
-  return proc;
-}
 
 async function ready(p: Proc, withinMs: number): Promise<void> {
   const deadline = Date.now() + withinMs;
@@ -179,7 +134,7 @@ describe.skipIf(!BIN_DIR)('PostgreSQL outage: the process outlives the database 
     url = `postgres://postgres@127.0.0.1:${dbPort}/postgres`;
     startDb();
     // Bounded waits small enough to test (a hung statement answers 503 within ~STATEMENT + 1 s + connect).
-    server = spawnServer(url, await freePort(), { PAYMENTS_DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), PAYMENTS_DB_ACQUIRE_TIMEOUT_MS: '3000' });
+    server = spawnServer({ databaseUrl: url, port: await freePort(), tokenId: TOKEN_ID, secret: SECRET, extra: { PAYMENTS_DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), PAYMENTS_DB_ACQUIRE_TIMEOUT_MS: '3000' } });
     await ready(server, 40_000);
     const accounts = JSON.parse((await call(server.base, 'GET', '/platform/internal-accounts?currency=USD')).body) as { data: { id: string }[] };
     usd = accounts.data[0]!.id;
@@ -257,7 +212,7 @@ describe.skipIf(!BIN_DIR)('PostgreSQL outage: the process outlives the database 
 
   it('started before the database: waits (503 meanwhile), becomes ready when it starts; a small PAYMENTS_DB_CONNECT_TIMEOUT_MS exits non-zero with one line', async () => {
     stopDb('fast');
-    const early = spawnServer(url, await freePort(), { PAYMENTS_DB_CONNECT_TIMEOUT_MS: '60000' });
+    const early = spawnServer({ databaseUrl: url, port: await freePort(), tokenId: TOKEN_ID, secret: SECRET, extra: { PAYMENTS_DB_CONNECT_TIMEOUT_MS: '60000' } });
     others.push(early);
     const deadline = Date.now() + 20_000;
     while (!/Waiting for the database/.test(early.output())) {
@@ -272,7 +227,7 @@ describe.skipIf(!BIN_DIR)('PostgreSQL outage: the process outlives the database 
     expect(health.status).toBe(503);
     expect(await health.json()).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
 
-    const giveUp = spawnServer(url, await freePort(), { PAYMENTS_DB_CONNECT_TIMEOUT_MS: '1500' });
+    const giveUp = spawnServer({ databaseUrl: url, port: await freePort(), tokenId: TOKEN_ID, secret: SECRET, extra: { PAYMENTS_DB_CONNECT_TIMEOUT_MS: '1500' } });
     others.push(giveUp);
     const code = await Promise.race([giveUp.exited, sleep(20_000).then(() => 'still running' as const)]);
     expect(code, giveUp.output()).not.toBe('still running');

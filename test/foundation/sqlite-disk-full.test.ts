@@ -1,13 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
 import { WAL_BOUND_BYTES } from '../../src/kernel/db/checkpointer.js';
+import { freePort, type Proc, sleep, spawnServer } from '../server-process.js';
 import { basic, V } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 
@@ -21,8 +20,6 @@ import { assertLedgerInvariants } from '../ledger-invariants.js';
 // /healthz 200 throughout, /readyz as documented; the WAL stayed within its bound; no
 // "unhandled" line in the log. SQLite only; needs to mount a tmpfs (root / CAP_SYS_ADMIN).
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = join(ROOT, 'bin', 'payments-service.js');
 const TOKEN_ID = 'disk-full-token-id';
 const SECRET = 'disk-full-client-secret';
 const AUTH = basic(TOKEN_ID, SECRET);
@@ -47,48 +44,6 @@ if (ON_SQLITE) {
   }
 }
 if (skipReason) console.warn(`sqlite-disk-full.test.ts skipped: ${skipReason}`);
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
-}
-
-interface Proc {
-  child: ChildProcess;
-  base: string;
-  exited: Promise<number | null>;
-  done: boolean;
-  output(): string;
-}
-
-function spawnServer(databaseUrl: string, port: number): Proc {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['PAYMENTS_API_TOKEN_ID', 'PAYMENTS_API_CLIENT_SECRET', 'PAYMENTS_ADMIN_KEY', 'DATABASE_URL', 'PORT', 'HOST', 'TEST_STORE', 'TEST_DATABASE_URL']) delete env[k];
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    cwd: ROOT,
-    env: { ...env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: databaseUrl, PAYMENTS_API_TOKEN_ID: TOKEN_ID, PAYMENTS_API_CLIENT_SECRET: SECRET, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  const proc: Proc = {
-    child,
-    base: `http://127.0.0.1:${port}`,
-    done: false,
-    output: () => out,
-    exited: new Promise((ok) => child.on('exit', (code) => ((proc.done = true), ok(code)))),
-  };
-  return proc;
-}
 
 interface Answer {
   status: number;
@@ -141,7 +96,7 @@ describe.skipIf(skipReason !== '')('SQLite disk full: answered in the envelope, 
   let usd = '';
 
   beforeAll(async () => {
-    server = spawnServer(`sqlite:${file()}`, await freePort());
+    server = spawnServer({ databaseUrl: `sqlite:${file()}`, port: await freePort(), tokenId: TOKEN_ID, secret: SECRET });
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (server.done) throw new Error(`server exited:\n${server.output()}`);
