@@ -13,7 +13,7 @@
 //                named schemas), src/dashboard/**
 //   4 app        src/app.ts
 //   5 server     src/server.ts
-//   6 entries    src/main.ts, src/cli/**, src/index.ts (the package entry)
+//   6 entries    src/main.ts, src/cli/**, src/index.ts (the package entry), src/testing.ts (the testing entry)
 // Rules:
 //   circle     no import circle anywhere in src/ (type-only imports included)
 //   upward     no import from a layer into a higher one (kernel → areas, area → app.ts, …)
@@ -91,7 +91,7 @@ function layerOf(f) {
   if (areaOf(f) !== undefined) return 2;
   if (f === 'app.ts') return 4;
   if (f === 'server.ts') return 5;
-  if (f === 'main.ts' || f === 'index.ts' || f.startsWith('cli/')) return 6;
+  if (f === 'main.ts' || f === 'index.ts' || f === 'testing.ts' || f.startsWith('cli/')) return 6;
   return undefined;
 }
 
