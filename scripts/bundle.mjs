@@ -13,12 +13,17 @@
 //
 // Beside it, dist/bundle/index.js: the package entry (src/index.ts, the helpers a platform
 // imports, such as verifyWebhookSignature). `prepare` runs this script, so the entry exists
-// right after `npm install` of a checkout or a git dependency, and before `npm pack`.
+// right after `npm install` of a checkout or a git dependency, and before `npm pack`. And
+// dist/bundle/testing.js: the testing entry (src/testing.ts, `payments-service/testing`), with
+// its declarations, dist/bundle/testing.d.ts (self-contained: its types import only node:http),
+// made by TypeScript's per-file declaration emit when TypeScript is installed (it is where a
+// tarball is packed; a production-only install that runs the server does not need them).
 //
 //   node scripts/bundle.mjs [--outfile dist/bundle/main.js] [--force]
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -42,8 +47,9 @@ function newestInput() {
 }
 
 const entryfile = join(dirname(outfile), 'index.js');
-const built = [outfile, `${outfile}.map`, entryfile].every((f) => existsSync(f));
-if (!values.force && built && Math.min(statSync(outfile).mtimeMs, statSync(entryfile).mtimeMs) > newestInput()) process.exit(0);
+const testingfile = join(dirname(outfile), 'testing.js');
+const built = [outfile, `${outfile}.map`, entryfile, testingfile].every((f) => existsSync(f));
+if (!values.force && built && Math.min(...[outfile, entryfile, testingfile].map((f) => statSync(f).mtimeMs)) > newestInput()) process.exit(0);
 
 // Feedback while it builds (the first `npm start`, or after an edit): on stderr, so stdout
 // stays the server's JSON log lines.
@@ -76,6 +82,7 @@ const options = {
 const results = await Promise.all([
   build({ ...options, entryPoints: [join(ROOT, 'src', 'main.ts')], outfile }),
   build({ ...options, entryPoints: [join(ROOT, 'src', 'index.ts')], outfile: entryfile }),
+  build({ ...options, entryPoints: [join(ROOT, 'src', 'testing.ts')], outfile: testingfile }),
 ]);
 mkdirSync(dirname(outfile), { recursive: true });
 // The maps first: the code names them.
@@ -84,5 +91,20 @@ for (const file of files) {
   const temp = `${file.path}.${process.pid}.tmp`;
   writeFileSync(temp, file.contents);
   renameSync(temp, file.path);
+}
+try {
+  const ts = createRequire(import.meta.url)('typescript');
+  const source = join(ROOT, 'src', 'testing.ts');
+  const out = ts.transpileDeclaration(readFileSync(source, 'utf8'), {
+    fileName: source,
+    reportDiagnostics: true,
+    compilerOptions: { isolatedDeclarations: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext },
+  });
+  if (out.diagnostics?.length) throw new Error(`src/testing.ts declarations: ${out.diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, ' ')).join('; ')}`);
+  const dts = join(dirname(outfile), 'testing.d.ts');
+  writeFileSync(`${dts}.${process.pid}.tmp`, out.outputText);
+  renameSync(`${dts}.${process.pid}.tmp`, dts);
+} catch (err) {
+  if (err?.code !== 'MODULE_NOT_FOUND') throw err;
 }
 process.stderr.write(`payments-service: bundle ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s\n`);

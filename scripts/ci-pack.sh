@@ -3,7 +3,9 @@
 # clean HOME and npm cache, globally into a temporary prefix (`npm install -g <tarball>`),
 # and in a fresh project (`npm install <tarball>`, then `npx payments-service`), from the
 # packed file only. The installed command serves (/healthz, an authenticated read) and stops
-# on SIGTERM with status 0.
+# on SIGTERM with status 0. A third project uses the testing entry as a platform's test suite
+# would: `import { startSandbox } from 'payments-service/testing'` (start, GET /config, a
+# webhook, stop), and a TypeScript file using it passes `tsc --noEmit` (node16 and bundler).
 #
 #   scripts/ci-pack.sh            (PACK_PORT, default 18081: the port the installed server uses)
 set -euo pipefail
@@ -26,7 +28,8 @@ npm pack --silent --pack-destination "$work" >/dev/null
 tarball=$(ls "$work"/payments-service-*.tgz)
 listing=$(tar -tzf "$tarball")
 for f in package/package.json package/LICENSE package/README.md package/bin/payments-service.js \
-         package/dist/bundle/main.js package/dist/bundle/index.js package/src/index.ts; do
+         package/dist/bundle/main.js package/dist/bundle/index.js package/src/index.ts \
+         package/dist/bundle/testing.js package/dist/bundle/testing.d.ts package/src/testing.ts; do
   grep -qx "$f" <<<"$listing" || fail "$f missing from the tarball"
 done
 if grep -E '^package/(test|data|bench|node_modules|docs|\.git|\.ci)(/|$)|\.sqlite|secret\.key' <<<"$listing"; then
@@ -99,4 +102,57 @@ mkdir -p "$work/project"
   grep -q '^Usage: payments-service' <<<"$out" || fail "npx payments-service --help printed: $out"
 )
 say "npx payments-service --help (project install): usage printed"
+
+# The testing entry from a project that installed the tarball (install scripts on: the
+# sandbox opens an in-memory SQLite store, so the addon must be there; the local prebuild
+# above keeps that quick). Runs in this process, on a free port.
+mkdir -p "$work/tests"
+(
+  cd "$work/tests"
+  printf '{ "name": "platform-tests", "private": true, "type": "module" }\n' >package.json
+  npm install "$tarball" --loglevel=error >/dev/null
+  cat >sandbox-check.mjs <<'JS'
+import { startSandbox } from 'payments-service/testing';
+const sandbox = await startSandbox();
+const res = await fetch(`${sandbox.baseUrl}/config`, { headers: { authorization: sandbox.credentials.authorization } });
+if (res.status !== 200) throw new Error(`GET /config answered ${res.status}`);
+const test = await sandbox.waitForWebhook('TEST', { timeoutMs: 10_000 });
+const port = new URL(sandbox.baseUrl).port;
+await sandbox.stop();
+console.log(`ok ${port} ${test.type}`);
+JS
+  out=$(node sandbox-check.mjs 2>"$work/testing.err") || { cat "$work/testing.err" >&2; fail "the testing entry script failed"; }
+  grep -q '^ok [0-9]* TEST$' <<<"$out" || fail "the testing entry script printed: $out"
+)
+say "payments-service/testing (project install): startSandbox, GET /config 200, a signed TEST webhook, stop"
+
+# Its types, for a TypeScript consumer: tsc from this checkout (the project has no TypeScript
+# of its own), Node's types from this checkout too, under both module resolutions a Node
+# project uses.
+tsc="$PWD/node_modules/.bin/tsc"
+if [ -x "$tsc" ]; then
+  (
+    cd "$work/tests"
+    cat >sandbox-check.ts <<'TS'
+import { startSandbox, type Sandbox, type ReceivedWebhook } from 'payments-service/testing';
+const sandbox: Sandbox = await startSandbox({ logLevel: 'silent' });
+const hook: ReceivedWebhook = await sandbox.waitForWebhook('TEST', { timeoutMs: 5_000, where: (w) => w.type === 'TEST' });
+const other = await sandbox.createPlatform('Other');
+await other.fund('InternalAccount:x', 100);
+await sandbox.advanceClock('1h');
+const id: string = hook.id + other.credentials.authorization;
+// @ts-expect-error the clock moves by seconds or a duration string, not a Date
+await sandbox.advanceClock(new Date());
+await sandbox.stop();
+export { id };
+TS
+    for resolution in node16 bundler; do
+      module=$([ "$resolution" = bundler ] && echo esnext || echo node16)
+      printf '{ "compilerOptions": { "strict": true, "noEmit": true, "target": "ES2022", "module": "%s", "moduleResolution": "%s", "skipLibCheck": true, "typeRoots": ["%s"], "types": ["node"] }, "files": ["sandbox-check.ts"] }\n' \
+        "$module" "$resolution" "$OLDPWD/node_modules/@types" >tsconfig.json
+      "$tsc" -p tsconfig.json || fail "tsc --noEmit of a TypeScript consumer failed (moduleResolution $resolution)"
+    done
+  )
+  say "payments-service/testing types: a .ts consumer passes tsc --noEmit (node16, bundler)"
+fi
 say "ok"

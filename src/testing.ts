@@ -13,8 +13,6 @@ import { API_VERSION, loadConfig } from './config.js';
 import { SIGNATURE_HEADER, verifyWebhookSignature } from './kernel/webhook-keys.js';
 import { startServer } from './server.js';
 
-export { verifyWebhookSignature, SIGNATURE_HEADER } from './kernel/webhook-keys.js';
-
 export interface StartSandboxOptions {
   /** The store: `sqlite::memory:` (default), a SQLite file, or a `postgres://` URL. */
   databaseUrl?: string;
