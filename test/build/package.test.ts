@@ -42,6 +42,7 @@ describe.skipIf(STORE !== 'sqlite')('the payments-service package', () => {
   it('prepare builds the bundle the package entry points at', () => {
     expect(pkg.scripts.prepare).toBe('node scripts/bundle.mjs');
     expect(pkg.exports['.']!.default).toBe('./dist/bundle/index.js');
+    expect(pkg.exports['./testing']).toEqual({ types: './dist/bundle/testing.d.ts', default: './dist/bundle/testing.js' });
   });
 
   it('verifyWebhookSignature imports from the package and checks a real signature', async () => {
@@ -65,7 +66,7 @@ describe.skipIf(STORE !== 'sqlite')('the payments-service package', () => {
   it('the packed tarball ships the built entry, the server bundle and the command, and no data or tests', async () => {
     const [packed] = JSON.parse(await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], ROOT)) as [{ files: Array<{ path: string }> }];
     const files = packed.files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['dist/bundle/index.js', 'dist/bundle/main.js', 'bin/payments-service.js', 'scripts/bundle.mjs', 'src/index.ts', 'package.json', 'README.md', 'LICENSE']));
+    expect(files).toEqual(expect.arrayContaining(['dist/bundle/index.js', 'dist/bundle/main.js', 'dist/bundle/testing.js', 'dist/bundle/testing.d.ts', 'bin/payments-service.js', 'scripts/bundle.mjs', 'src/index.ts', 'package.json', 'README.md', 'LICENSE']));
     expect(files.filter((f) => /^(test|data|bench|node_modules|docs|\.ci)\//.test(f) || f.startsWith('dist/src/') || f.includes('.bundle-test-'))).toEqual([]);
     // The command tells a checkout from an installed package by this file (issue 36).
     expect(files).not.toContain('package-lock.json');
