@@ -8,7 +8,7 @@ import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { fund, newCustomer, PERSON, type QuoteBody, quoteRequest } from '../money-helpers.js';
 
 // The sandbox keeps the IBAN mod 97, ABA routing and EIP-55 checks (issue 13): the
-// identifiers docs/sandbox.md ("Ready-to-use identifiers") gives for each magic suffix pass
+// identifiers docs/sandbox/external-accounts.md ("Ready-to-use identifiers") gives for each magic suffix pass
 // them and carry their suffix, and a failed check digit is a 400 with a hint pointing there.
 
 const ROUTING = '021000021';
@@ -21,9 +21,9 @@ interface Row {
   evm: string;
 }
 
-/** The rows of the "Ready-to-use identifiers" table of docs/sandbox.md. */
+/** The rows of the "Ready-to-use identifiers" table of docs/sandbox/external-accounts.md. */
 function documentedRows(): Row[] {
-  const doc = readFileSync(new URL('../../docs/sandbox.md', import.meta.url), 'utf8');
+  const doc = readFileSync(new URL('../../docs/sandbox/external-accounts.md', import.meta.url), 'utf8');
   const section = doc.slice(doc.indexOf('### Ready-to-use identifiers'), doc.indexOf('### Beneficiary name verification'));
   return [...section.matchAll(/^\| `(\d{3})` \| `(\d+)` \| `([A-Z0-9]+)` \| `(\d{18})` \| `(0x[0-9a-f]{40})` \|$/gm)].map((m) => ({
     suffix: m[1]!,

@@ -25,6 +25,8 @@ describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQ
         await churn.query(`CREATE TABLE "${name}".a (id bigserial primary key, v text)`);
         await churn.query(`CREATE TABLE "${name}".b (id bigserial primary key, v text)`);
         await churn.query(`DROP SCHEMA "${name}" CASCADE`);
+        // About the pace of a busy test run's schema drops (each test app drops its own).
+        await new Promise<void>((r) => setTimeout(r, 50));
       }
     })();
     const schemas: string[] = [];

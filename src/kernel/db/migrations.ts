@@ -32,13 +32,17 @@ export async function migrate(store: Store): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    if (attempt < OTHER_SCHEMA_RETRIES && schema && isOtherSchemaGone(error, schema)) continue;
+    if (attempt < OTHER_SCHEMA_RETRIES && schema && isOtherSchemaGone(error, schema)) {
+      // A short, growing pause: the other process's drop is over in moments.
+      await new Promise<void>((r) => setTimeout(r, Math.min(200, 10 * attempt) + Math.floor(Math.random() * 20)));
+      continue;
+    }
     throw error instanceof Error ? error : new Error(String(error));
   }
 }
 
 /** How many times a migration run starts again after another schema vanished under it. */
-const OTHER_SCHEMA_RETRIES = 10;
+const OTHER_SCHEMA_RETRIES = 50;
 
 /**
  * Before it migrates, Kysely's migrator looks for its tables by introspecting every table of
