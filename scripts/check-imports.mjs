@@ -18,8 +18,9 @@
 //   circle     no import circle anywhere in src/ (type-only imports included)
 //   upward     no import from a layer into a higher one (kernel → areas, area → app.ts, …)
 //   routes     an area's routes.ts and pages.ts (its HTTP surface) import only their own area's
-//              files, the kernel, and other areas' schemas.ts (the shapes of the resources they
-//              answer with, e.g. a Transaction): never another area's service or store, nor sandbox/
+//              files and the kernel: never another area's file (its service, store or schemas:
+//              a shape another area declares is re-exported by the area's own schemas.ts), nor
+//              the rule tables
 //   surface    no file imports another area's routes.ts or pages.ts: cross-area use goes
 //              service → service (or store, schemas)
 //   registered an area with an HTTP surface (routes.ts or pages.ts) exports its registration
@@ -121,8 +122,8 @@ for (const [f, edges] of graph) {
     const a = areaOf(f);
     const b = areaOf(to);
     const otherArea = target === from && b !== a;
-    if (a !== undefined && isSurface(f) && ((otherArea && !to.endsWith('/schemas.ts')) || target === 1)) {
-      problems.push(`routes: ${where(f, line)} imports src/${to} (an area's routes.ts/pages.ts imports only its own area, the kernel and other areas' schemas.ts; call your own service)`);
+    if (a !== undefined && isSurface(f) && (otherArea || target === 1)) {
+      problems.push(`routes: ${where(f, line)} imports src/${to} (an area's routes.ts/pages.ts imports only its own area and the kernel; call your own service, re-export a shape from your own schemas.ts)`);
     }
     if (b !== undefined && isSurface(to) && a !== undefined && a !== b) {
       problems.push(`surface: ${where(f, line)} imports src/${to} (another area's routes; cross-area use goes service → service)`);

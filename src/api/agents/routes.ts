@@ -3,11 +3,7 @@ import { Type } from 'typebox';
 import { iso, platformNowMs } from '../../kernel/clock.js';
 import { authOf, errorResponses, jsonSerializer, lazyBody, NoContent, nowOf, requestIdHeader, signedHeadersOf } from '../../kernel/http.js';
 import { PageQuery, SortOrderQuery } from '../../kernel/pagination.js';
-import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
-import { ExternalAccount, ExternalAccountCreateRequest, ExternalAccountIdParams, ExternalAccountListResponse } from '../external-accounts/schemas.js';
-import { InternalAccountListResponse, InternalAccountType } from '../internal-accounts/schemas.js';
-import { Quote, QuoteRequest, TransferInRequest, TransferOutRequest } from '../quotes/schemas.js';
-import { TransactionListResponse, TransactionOneOf, TransactionParams, TransactionStatus, TransactionType } from '../transactions/schemas.js';
+import { SignedHeaders, SignedRequestChallenge, ExternalAccount, ExternalAccountCreateRequest, ExternalAccountIdParams, ExternalAccountListResponse, InternalAccountListResponse, InternalAccountType, Quote, QuoteRequest, TransferInRequest, TransferOutRequest, TransactionListResponse, TransactionOneOf, TransactionParams, TransactionStatus, TransactionType } from './shapes.js';
 import {
   ActionIdParams,
   Agent,

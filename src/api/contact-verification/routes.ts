@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
-import { Customer, CustomerIdParams } from '../customers/schemas.js';
+import { Customer, CustomerIdParams } from './shapes.js';
 import { ContactVerificationConfirmRequest } from './schemas.js';
 import { type Channel, confirmContactCode, sendContactCode } from './service.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { authOf, errorResponses, NoContent, nowOf, requestIdHeader, signedHeadersOf } from '../../kernel/http.js';
-import { InternalAccount } from '../internal-accounts/schemas.js';
+import { InternalAccount } from './shapes.js';
 import {
   AccountQuery,
   AuthCredentialChallengeRequest,

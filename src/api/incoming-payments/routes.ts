@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
-import { ApprovePaymentRequest, IncomingTransaction, RejectPaymentRequest, TransactionOneOf, TransactionParams } from '../transactions/schemas.js';
+import { ApprovePaymentRequest, IncomingTransaction, RejectPaymentRequest, TransactionOneOf, TransactionParams } from './shapes.js';
 import { SandboxUmaReceiveRequest } from './schemas.js';
 import { approvePendingPayment, receiveUmaPayment, rejectPendingPayment, throwReceiveFieldErrors } from './service.js';
 

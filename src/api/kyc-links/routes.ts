@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaCompiler } from 'fastify';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
 import { validatorCompiler } from '../../kernel/validation.js';
-import { CustomerIdParams } from '../customers/schemas.js';
+import { CustomerIdParams } from './shapes.js';
 import { KycLinkByPlatformCustomerIdQuery, KycLinkByPlatformCustomerIdResponse, KycLinkCreateRequest, KycLinkResponse } from './schemas.js';
 import { createKycLink, kycLinkForPlatformCustomerId } from './service.js';
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf, requestIdHeader, signedHeadersOf } from '../../kernel/http.js';
-import { SignedHeaders, SignedRequestChallenge } from '../embedded-wallets/schemas.js';
-import { TransactionOneOf } from '../transactions/schemas.js';
+import { SignedHeaders, SignedRequestChallenge, TransactionOneOf } from './shapes.js';
 import { listQuotes } from './list.js';
 import { ExecuteQuoteRequest, Quote, QuoteListQuery, QuoteListResponse, QuoteParams, QuoteRequest, SandboxSendRequest, TransferInRequest, TransferOutRequest } from './schemas.js';
 import { createQuote } from './service.js';

@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../../kernel/errors.js';
 import { authOf, errorResponses, NoContent, nowOf } from '../../kernel/http.js';
-import { ExternalAccountIdParams } from '../external-accounts/schemas.js';
-import { Quote, QuoteParams } from '../quotes/schemas.js';
+import { ExternalAccountIdParams, Quote, QuoteParams } from './shapes.js';
 import {
   BeneficiaryTrustConfirm,
   BeneficiaryTrustConfirmRequest,

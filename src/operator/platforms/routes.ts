@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { invalidInput } from '../../kernel/errors.js';
 import { errorResponses } from '../../kernel/http.js';
 import { adminAuth } from '../../kernel/auth.js';
-import type { PlatformLimitsPatch } from '../../api/limits/schemas.js';
+import { type PlatformLimitsPatch } from './shapes.js';
 import { Platform, PlatformCreated, PlatformCreateRequest, PlatformIdParams, PlatformPatchRequest } from './schemas.js';
 import { createPlatform, getPlatform, getPlatforms, patchBodyErrors, patchPlatform } from './service.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authOf, errorResponses, nowOf } from '../../kernel/http.js';
-import { InternalAccount } from '../../api/internal-accounts/schemas.js';
+import { InternalAccount } from './shapes.js';
 import { FundParams, SandboxFundRequest } from './schemas.js';
 import { fundInternalAccount } from './service.js';
 

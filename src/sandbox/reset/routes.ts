@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { adminAuth } from '../../kernel/auth.js';
 import { authOf, errorResponses } from '../../kernel/http.js';
-import { PlatformIdParams } from '../../operator/platforms/schemas.js';
+import { PlatformIdParams } from './shapes.js';
 import { resetSandbox } from './service.js';
 
 export const SandboxReset = Type.Object(

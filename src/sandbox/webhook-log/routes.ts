@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authOf, errorResponses } from '../../kernel/http.js';
-import { DeliveryListQuery, WebhookDelivery, WebhookDeliveryList } from '../../api/webhooks/schemas.js';
+import { DeliveryListQuery, WebhookDelivery, WebhookDeliveryList } from './shapes.js';
 import { listPlatformDeliveries, redeliverPlatformDelivery } from './service.js';
 
 // The platform's own webhook delivery log (the operator's /admin view, scoped to the
