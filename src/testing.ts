@@ -98,6 +98,39 @@ export interface SandboxPlatform {
   readonly webhooks: readonly ReceivedWebhook[];
   /** Empty this platform (`POST /sandbox/reset`): tokens and config kept. Received webhooks (and a bad signature seen) are forgotten. */
   reset(): Promise<void>;
+  /**
+   * Save this platform's sandbox under `name` (`POST /sandbox/snapshots`; `replace`: over a
+   * snapshot of the same name, else a taken name fails with 409). Answers the snapshot.
+   */
+  snapshot(name: string, options?: { replace?: boolean }): Promise<SandboxSnapshot>;
+  /**
+   * Put this platform back as the snapshot `name` saved it (`POST /sandbox/snapshots/{name}/restore`):
+   * data, configuration, sandbox settings and clock. Received webhooks are forgotten; a
+   * started receiver stays this platform's webhook endpoint.
+   */
+  restore(name: string): Promise<SandboxSnapshotRestore>;
+}
+
+/** A saved snapshot (`GET /sandbox/snapshots/{name}`). */
+export interface SandboxSnapshot {
+  name: string;
+  /** When it was saved (server clock). */
+  createdAt: string;
+  /** The platform's sandbox clock when it was saved: a restore puts the clock back to it. */
+  sandboxTime: string;
+  rows: number;
+  tables: Record<string, number>;
+  sizeBytes: number;
+}
+
+/** What a restore answers. */
+export interface SandboxSnapshotRestore {
+  name: string;
+  sandboxTime: string;
+  rows: number;
+  tables: Record<string, number>;
+  deleted: number;
+  durationMs: number;
 }
 
 export interface Sandbox extends SandboxPlatform {
@@ -154,6 +187,7 @@ class WebhookInbox {
   private failure: Error | undefined;
   private server: Server | undefined;
   private starting: Promise<void> | undefined;
+  private url: string | undefined;
 
   constructor(private readonly platform: { request: SandboxPlatform['request'] }) {}
 
@@ -192,6 +226,7 @@ class WebhookInbox {
       this.server!.listen(0, '127.0.0.1', () => resolve());
     });
     const url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/webhooks`;
+    this.url = url;
     await this.platform.request('PATCH', '/config', { webhookEndpoint: url });
   }
 
@@ -217,6 +252,14 @@ class WebhookInbox {
       this.waiters.add(check);
       check();
     });
+  }
+
+  /** After a restore: forget what was received; a started receiver is made the endpoint again if the restored configuration names another. */
+  async restored(): Promise<void> {
+    this.clear();
+    if (!this.server || !this.url) return;
+    const config = await this.platform.request<{ webhookEndpoint?: string | null }>('GET', '/config');
+    if (config.webhookEndpoint !== this.url) await this.platform.request('PATCH', '/config', { webhookEndpoint: this.url });
   }
 
   clear(): void {
@@ -253,6 +296,12 @@ function platformHandle(baseUrl: string, id: string, credentials: SandboxCredent
     async reset() {
       await request('POST', '/sandbox/reset');
       inbox.clear();
+    },
+    snapshot: (name, options = {}) => request<SandboxSnapshot>('POST', `/sandbox/snapshots${options.replace ? '?replace=true' : ''}`, { name }),
+    async restore(name) {
+      const restored = await request<SandboxSnapshotRestore>('POST', `/sandbox/snapshots/${encodeURIComponent(name)}/restore`);
+      await inbox.restored();
+      return restored;
     },
   };
 }

@@ -44,7 +44,7 @@ describe(`payments-service remote commands (${STORE})`, { timeout: 120_000 }, ()
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/Usage: payments-service <command>/);
-    for (const c of ['seed', 'reset \\[--all\\]', 'clock advance <duration>', 'webhooks tail', 'requests tail']) expect(r.stderr).toMatch(new RegExp(c));
+    for (const c of ['seed', 'reset \\[--all\\]', 'clock advance <duration>', 'snapshot save <name>', 'snapshot restore <name>', 'webhooks tail', 'requests tail']) expect(r.stderr).toMatch(new RegExp(c));
   });
 
   it('seed creates the demo data set through the API: customers in several states, accounts, completed, failed and pending payments, deliveries', async () => {
@@ -94,6 +94,65 @@ describe(`payments-service remote commands (${STORE})`, { timeout: 120_000 }, ()
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/cannot reach the server/);
   });
+
+  it('faults add, list and clear manage the platform\'s fault rules; the API\'s refusal is reported', async () => {
+    const added = await cli(['faults', 'add', '--kind', 'internal_error', '--operation', 'createCustomer', '--count', '2']);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    const rule = JSON.parse(added.stdout) as { id: string; kind: string; remaining: number };
+    expect(rule).toMatchObject({ kind: 'INTERNAL_ERROR', remaining: 2 });
+    const faulted = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cli Fault' });
+    expect(faulted.statusCode).toBe(500);
+    const second = await cli(['faults', 'add', '--kind', 'DELAY', '--operation', 'GET /customers', '--duration', '2m', '--fraction', '0.5', '--delay-ms', '10']);
+    expect(second.code, second.stderr).toBe(0);
+    const listed = JSON.parse((await cli(['faults', 'list'])).stdout) as { data: Array<{ id: string; remaining: number | null; durationSeconds: number | null }> };
+    expect(listed.data.map((f) => [f.remaining, f.durationSeconds])).toEqual([[1, null], [null, 120]]);
+    const bad = await cli(['faults', 'add', '--kind', 'DELAY', '--operation', 'nothing', '--count', '1']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/400 INVALID_INPUT.*operation.*delayMs/);
+    const usage = await cli(['faults', 'add', '--count', 'x']);
+    expect(usage.code).toBe(2);
+    const one = await cli(['faults', 'clear', rule.id]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse((await cli(['faults', 'list'])).stdout).data).toHaveLength(1);
+    const all = await cli(['faults', 'clear']);
+    expect(JSON.parse(all.stdout)).toEqual({ deleted: 1 });
+    expect((await t.call('GET', '/sandbox/faults')).json().data).toEqual([]);
+  });
+  it('snapshot save | list | restore | delete, and --all for the whole store with the operator key', async () => {
+    const customers = async () => ((await t.call('GET', '/customers')).json() as { totalCount: number }).totalCount;
+    const before = await customers();
+    const save = await cli(['snapshot', 'save', 'cli-snap']);
+    expect(save.code, save.stderr).toBe(0);
+    expect(JSON.parse(save.stdout)).toMatchObject({ name: 'cli-snap' });
+    const again = await cli(['snapshot', 'save', 'cli-snap']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/409 CONFLICT.*replace=true/);
+    const list = await cli(['snapshot', 'list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect((JSON.parse(list.stdout) as Array<{ name: string }>).map((s) => s.name)).toContain('cli-snap');
+
+    const made = await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'After Snap', currencies: ['USD'] });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(await customers()).toBe(before + 1);
+    const restore = await cli(['snapshot', 'restore', 'cli-snap']);
+    expect(restore.code, restore.stderr).toBe(0);
+    expect(JSON.parse(restore.stdout)).toMatchObject({ name: 'cli-snap' });
+    expect(await customers()).toBe(before);
+
+    const del = await cli(['snapshot', 'delete', 'cli-snap']);
+    expect(del.code, del.stderr).toBe(0);
+    expect(del.stdout).toMatch(/Deleted cli-snap/);
+
+    expect((await cli(['snapshot', 'save', 'whole', '--all'])).stderr).toMatch(/PAYMENTS_ADMIN_KEY/);
+    const whole = await cli(['snapshot', 'save', 'whole', '--all'], { PAYMENTS_ADMIN_KEY: ADMIN_KEY });
+    expect(whole.code, whole.stderr).toBe(0);
+    await t.call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'After Whole', currencies: ['USD'] });
+    const back = await cli(['snapshot', 'restore', 'whole', '--all'], { PAYMENTS_ADMIN_KEY: ADMIN_KEY });
+    expect(back.code, back.stderr).toBe(0);
+    expect(await customers()).toBe(before);
+    expect((await t.call('GET', '/admin/snapshots', undefined, { authorization: `Bearer ${ADMIN_KEY}` })).json().data.map((s: { name: string }) => s.name)).toEqual(['whole']);
+  }, 240_000);
 
   it('requests tail and webhooks tail follow live until interrupted', async () => {
     const follow = (what: string) => {

@@ -96,6 +96,17 @@ const ACTIONS = {
   redeliver: (d) => act('Redelivery scheduled', () => api('POST', '/sandbox/webhook-deliveries/' + enc(d.id) + '/redeliver')),
   resetPlatform: (d) => confirm('Reset platform ' + d.id + '?') && act('Platform reset', () => admin('POST', '/platforms/' + enc(d.id) + '/reset')),
   resetAll: () => confirm('Reset every platform?') && act('Every platform reset', () => admin('POST', '/sandbox/reset')),
+  addFault: async () => {
+    const v = await ask('Add a fault rule (POST /sandbox/faults; leave a field empty to omit it)', [['kind', 'Kind: INTERNAL_ERROR, SERVICE_UNAVAILABLE, RATE_LIMITED, DELAY, COMMIT_THEN_DROP, WEBHOOK_DELAY, WEBHOOK_DUPLICATE, WEBHOOK_OUT_OF_ORDER', 'INTERNAL_ERROR'],
+      ['operation', 'Operation: an operationId (createQuote), METHOD /path (POST /quotes) or * (none for webhook kinds)', 'createQuote'], ['count', 'Count: the next N calls', '1'], ['durationSeconds', 'Or for this many seconds (real time)', ''],
+      ['fraction', 'With a duration: the share of calls (0 to 1]', ''], ['delayMs', 'Delay in ms (DELAY, WEBHOOK_DELAY)', ''], ['retryAfterSeconds', 'Retry-After in seconds (SERVICE_UNAVAILABLE, RATE_LIMITED)', '']]);
+    if (!v) return;
+    const body = {};
+    for (const [k, x] of Object.entries(v)) if (String(x).trim() !== '') body[k] = k === 'kind' || k === 'operation' ? String(x).trim() : Number(x);
+    return act('Fault rule added', () => api('POST', '/sandbox/faults', body));
+  },
+  removeFault: (d) => act('Fault rule removed', () => api('DELETE', '/sandbox/faults/' + enc(d.id))),
+  clearFaults: () => confirm('Remove every fault rule?') && act('Fault rules removed', () => api('DELETE', '/sandbox/faults')),
   toggleDashboardReads: () => { showDashboardReads = !showDashboardReads; return render(); },
   addCurrency: () => { $('#currencies').insertAdjacentHTML('beforeend', currencyRow({ enabledTransactionTypes: TYPES, requiredCounterpartyFields: [{ name: 'FULL_NAME', mandatory: true }] })); renumber($('#config-form')); },
   addFee: () => { $('#fees').insertAdjacentHTML('beforeend', feeRow({ sourceCurrency: 'USD', variableFeeBps: 0, fixedFee: { amount: 0, currency: 'USD' } }, false)); renumber($('#config-form')); },
@@ -368,8 +379,17 @@ const PAGES = [
     const r = await api('GET', '/sandbox/requests' + (showDashboardReads ? '?includeDashboardReads=true' : ''));
     return h2('Request log') + '<p class="muted">The platform\'s calls' + (showDashboardReads ? ' and the dashboard\'s own reads' : '; the dashboard\'s own reads are hidden') + '. ' +
       btn('toggleDashboardReads', showDashboardReads ? 'Hide the dashboard\'s reads' : 'Show the dashboard\'s reads') + '</p>' +
-      table([['At', (e) => when(e.at)], ['Request', (e) => esc(e.method + ' ' + e.path) + (e.source === 'dashboard' ? ' <span class="st">dashboard</span>' : '')], ['Status', (e) => esc(e.status)], ['ms', (e) => esc(e.latencyMs)], ['Idempotency-Key', (e) => esc(e.idempotencyKey) + (e.replayed ? ' (replayed)' : '')],
+      table([['At', (e) => when(e.at)], ['Request', (e) => esc(e.method + ' ' + e.path) + (e.source === 'dashboard' ? ' <span class="st">dashboard</span>' : '')], ['Status', (e) => esc(e.status) + (e.fault ? ' <span class="st st-failed fault" title="' + esc(e.fault.ruleId) + '">fault: ' + esc(e.fault.kind) + '</span>' : '')], ['ms', (e) => esc(e.latencyMs)], ['Idempotency-Key', (e) => esc(e.idempotencyKey) + (e.replayed ? ' (replayed)' : '')],
       ['Bodies', (e) => (e.requestBody != null ? '<details><summary>request</summary><pre>' + esc(JSON.stringify(e.requestBody, null, 2)) + '</pre></details>' : '') + (e.responseBody != null ? '<details><summary>response</summary><pre>' + esc(JSON.stringify(e.responseBody, null, 2)) + '</pre></details>' : '')]], r.data);
+  }],
+  ['faults', 'Faults', async () => {
+    const r = await api('GET', '/sandbox/faults');
+    const lasts = (f) => f.count !== null ? esc(f.remaining) + ' of ' + esc(f.count) + ' calls left' : esc(Math.round((f.fraction ?? 1) * 100)) + ' % of calls until ' + when(f.expiresAt);
+    return h2('Faults on demand') + '<p class="muted">Rules that make this platform\'s calls fail as the real service can (<code>/sandbox/faults</code>); faulted requests are marked in the request log. The dashboard\'s own requests are never faulted.</p>' +
+      '<p class="actions">' + btn('addFault', 'Add a fault rule') + btn('clearFaults', 'Remove every rule') + '</p>' +
+      table([['Rule', (f) => esc(short(f.id))], ['Kind', (f) => badge(f.kind)], ['Operation', (f) => esc(f.operation ?? 'webhook deliveries')], ['Lasts', lasts],
+        ['Options', (f) => esc([f.delayMs !== null ? 'delay ' + f.delayMs + ' ms' : '', f.retryAfterSeconds !== null ? 'Retry-After ' + f.retryAfterSeconds + ' s' : ''].filter(Boolean).join(', '))], ['Created', (f) => when(f.createdAt)],
+        ['', (f) => btn('removeFault', 'Remove', { id: f.id })]], r.data, 'No fault rule: every call is answered normally.');
   }],
   ['settings', 'Settings', async () => {
     const [cfg, sandbox] = await Promise.all([api('GET', '/config'), api('GET', '/sandbox/settings')]);

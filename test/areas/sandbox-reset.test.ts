@@ -45,6 +45,11 @@ describe(`sandbox reset (${STORE})`, () => {
     expect(tables.indexOf('verifications')).toBeLessThan(tables.indexOf('customers'));
     // The kept counts are left to their triggers (the deletes bring them to zero).
     expect(tables).not.toContain('list_counts');
+    // Children whose reference the schema does not declare (reset/store.ts CHILDREN_WITHOUT_KEYS), before their parent.
+    expect(tables.indexOf('bulk_import_rows')).toBeGreaterThanOrEqual(0);
+    expect(tables.indexOf('bulk_import_errors')).toBeLessThan(tables.indexOf('bulk_imports'));
+    // The snapshots outlive a reset (sandbox/snapshots).
+    expect(tables).not.toContain('sandbox_snapshots');
   });
 
   it('covers a table added later without edits (any table with platform_id, and its children)', async () => {

@@ -111,6 +111,27 @@ describe('payments-service/testing: startSandbox', () => {
     expect(list.data).toEqual([]);
   });
 
+  it('snapshot and restore: the platform back as saved, a started receiver still its webhook endpoint', async () => {
+    const other = await sandbox.createPlatform('Snapshot platform');
+    await other.request('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Kept Customer', currencies: ['USD'] });
+    const snap = await other.snapshot('entry');
+    expect(snap).toMatchObject({ name: 'entry', tables: { customers: 1 } });
+    const taken = await other.snapshot('entry').catch((e: unknown) => e);
+    expect((taken as SandboxError).envelope).toMatchObject({ status: 409, code: 'CONFLICT' });
+    // The receiver starts after the snapshot: the restored configuration has no endpoint.
+    expect((await other.waitForWebhook('TEST')).type).toBe('TEST');
+    await other.request('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Later Customer', currencies: ['USD'] });
+    const restored = await other.restore('entry');
+    expect(restored).toMatchObject({ name: 'entry', rows: snap.rows, sandboxTime: snap.sandboxTime });
+    const list = await other.request<{ data: Array<{ fullName: string }> }>('GET', '/customers');
+    expect(list.data.map((c) => c.fullName)).toEqual(['Kept Customer']);
+    // What was received before is forgotten; the receiver is the endpoint again (its TEST webhook).
+    expect(other.webhooks.every((w) => w.type === 'TEST')).toBe(true);
+    expect((await other.waitForWebhook('TEST')).type).toBe('TEST');
+    expect((await other.request<{ webhookEndpoint: string }>('GET', '/config')).webhookEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/webhooks$/);
+    expect((await other.snapshot('entry', { replace: true })).name).toBe('entry');
+  });
+
   it('a delivery whose signature does not verify fails the wait', async () => {
     const { webhookEndpoint } = await sandbox.request<{ webhookEndpoint: string }>('GET', '/config');
     const forged = JSON.stringify({ id: 'Webhook:forged', type: 'OUTGOING_PAYMENT.COMPLETED', timestamp: new Date().toISOString(), data: { id: 'Transaction:forged' } });

@@ -18,6 +18,9 @@ export const LoggedRequest = Type.Object(
     requestBody: Type.Unknown({ description: 'The JSON body, secret fields replaced by "[REDACTED]"' }),
     responseBody: Type.Unknown({ description: 'The JSON answer, secret fields replaced by "[REDACTED]"' }),
     truncated: Type.Boolean({ description: 'A body was cut to its first 16 KiB' }),
+    fault: Type.Union([Type.Object({ ruleId: Type.String(), kind: Type.String() }), Type.Null()], {
+      description: 'The sandbox fault injected into this request (POST /sandbox/faults), or null: a 500/503/429 answered by the fault, a DELAY, or COMMIT_THEN_DROP (status and body are what would have been sent; the connection was dropped)',
+    }),
   },
   { title: 'SandboxRequestLogEntry' },
 );

@@ -42,6 +42,8 @@ export interface LoggedRequest {
   requestBody: unknown;
   responseBody: unknown;
   truncated: boolean;
+  /** The sandbox fault injected into it (src/sandbox/faults), or null. */
+  fault: { ruleId: string; kind: string } | null;
 }
 
 /** A copy of a JSON value with every secret-named field's value replaced. */
@@ -56,10 +58,14 @@ export function redact(value: unknown, depth = 0): unknown {
   return value;
 }
 
-/** What `add` takes: the answer's body as the JSON text sent, made a LoggedRequest when read. */
-export type NewLoggedRequest = Omit<LoggedRequest, 'id' | 'responseBody' | 'truncated'> & { responseText: string | undefined };
+/**
+ * What `add` takes: the answer's body as the JSON text sent, and the time as a number (the
+ * platform's clock, ms), both made a LoggedRequest when read. `add` keeps the object itself.
+ */
+export type NewLoggedRequest = Omit<LoggedRequest, 'id' | 'at' | 'responseBody' | 'truncated'> & { atMs: number; responseText: string | undefined };
 
-interface Stored extends Omit<LoggedRequest, 'responseBody' | 'truncated'> {
+interface Stored extends Omit<LoggedRequest, 'at' | 'responseBody' | 'truncated'> {
+  atMs: number;
   responseText: string | undefined;
   /** The redacted body, made when first read. */
   view?: { responseBody: unknown; truncated: boolean };
@@ -78,11 +84,32 @@ export interface RequestLogQuery {
   includeDashboardReads?: boolean | undefined;
 }
 
+/**
+ * The last `size` entries, oldest overwritten: O(1) per entry (issue 35: the array's
+ * splice moved all 200 entries on every request once it was full). The order of `items`
+ * is not the entries' order; `list` sorts by id.
+ */
+class Ring {
+  readonly items: Stored[] = [];
+  /** Where the next entry goes once full: the oldest one. */
+  private next = 0;
+  constructor(private readonly size: number) {}
+
+  push(e: Stored): void {
+    if (this.items.length < this.size) {
+      this.items.push(e);
+      return;
+    }
+    this.items[this.next] = e;
+    this.next = this.next + 1 === this.size ? 0 : this.next + 1;
+  }
+}
+
 export class RequestLog {
   private seq = 0;
-  private readonly byPlatform = new Map<string, Stored[]>();
+  private readonly byPlatform = new Map<string, Ring>();
   /** The dashboard's reads, per platform, in rings of the same size. */
-  private readonly dashboardReads = new Map<string, Stored[]>();
+  private readonly dashboardReads = new Map<string, Ring>();
   constructor(readonly size = REQUEST_LOG_SIZE) {}
 
   /**
@@ -91,21 +118,22 @@ export class RequestLog {
    * transactions about a third of its time; most entries are never read).
    */
   add(entry: NewLoggedRequest): void {
-    const e: Stored = { id: ++this.seq, ...entry };
+    // The entry itself, numbered (no copy: the hook made it for the log).
+    const e = entry as NewLoggedRequest & { id: number } as Stored;
+    e.id = ++this.seq;
     if (entry.responseText !== undefined && entry.responseText.length > KEEP_TEXT_CHARS) {
       e.view = responseView(entry.responseText);
       e.responseText = undefined;
     }
     const rings = isDashboardRead(entry) ? this.dashboardReads : this.byPlatform;
     let ring = rings.get(entry.platformId);
-    if (!ring) rings.set(entry.platformId, (ring = []));
+    if (!ring) rings.set(entry.platformId, (ring = new Ring(this.size)));
     ring.push(e);
-    if (ring.length > this.size) ring.splice(0, ring.length - this.size);
   }
 
   /** Newest first; `after` (an id) keeps only later entries, for tails; the dashboard's reads only when asked for. */
   list(platformId: string | null, opts: RequestLogQuery = {}): LoggedRequest[] {
-    const of = (rings: Map<string, Stored[]>) => (platformId === null ? [...rings.values()].flat() : (rings.get(platformId) ?? []));
+    const of = (rings: Map<string, Ring>) => (platformId === null ? [...rings.values()].flatMap((r) => r.items) : (rings.get(platformId)?.items ?? []));
     const all = opts.includeDashboardReads ? [...of(this.byPlatform), ...of(this.dashboardReads)] : of(this.byPlatform);
     const after = opts.after ?? 0;
     return all
@@ -169,6 +197,8 @@ export function metricsOf(store: Store): Metrics {
 declare module 'fastify' {
   interface FastifyRequest {
     loggedResponse?: string;
+    /** Set by the sandbox's faults on demand (src/sandbox/faults) when a rule took this request. */
+    sandboxFault?: { ruleId: string; kind: string };
   }
 }
 
@@ -197,9 +227,9 @@ function responseView(text: string | undefined): { responseBody: unknown; trunca
 function viewOf(e: Stored): LoggedRequest {
   e.view ??= responseView(e.responseText);
   if (e.responseText !== undefined) e.responseText = undefined;
-  const { view, responseText, ...rest } = e;
+  const { view, responseText, atMs, ...rest } = e;
   void responseText;
-  return { ...rest, ...view };
+  return { ...rest, at: iso(atMs), ...view };
 }
 
 /**
@@ -224,7 +254,7 @@ export function installRequestLog(app: FastifyInstance, deps: Pick<AppDeps, 'sto
       const key = req.headers['idempotency-key'];
       log.add({
         // On the platform's sandbox clock, like every time it sees.
-        at: iso(deps.clock.nowMs() + Number(req.auth!.platform.clock_offset_ms)),
+        atMs: deps.clock.nowMs() + Number(req.auth!.platform.clock_offset_ms),
         platformId,
         source: req.headers[DASHBOARD_HEADER] === '1' ? 'dashboard' : 'api',
         method: req.method,
@@ -236,6 +266,7 @@ export function installRequestLog(app: FastifyInstance, deps: Pick<AppDeps, 'sto
         replayed: reply.getHeader('idempotent-replayed') === 'true',
         requestBody,
         responseText: req.loggedResponse,
+        fault: req.sandboxFault ?? null,
       });
     }
     done();
