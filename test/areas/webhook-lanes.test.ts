@@ -1,10 +1,9 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { iso } from '../../src/kernel/clock.js';
 import { emitEvent } from '../../src/kernel/events.js';
 import { DEFAULT_CONCURRENCY, defaultPlatformCap } from '../../src/api/webhooks/service.js';
 import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
+import { HoldingReceiver } from '../holding-receiver.js';
 
 // Issue 14: a clock advance answers without waiting for webhook deliveries, and deliveries go
 // out in lanes (one per resource: a transaction's events in order, an account's balance
@@ -13,65 +12,6 @@ import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
 
 /** How long to wait for what must eventually arrive (a generous bound for a loaded CI machine, not a timing assertion). */
 const WAIT_MS = 20_000;
-
-interface Got {
-  id: string;
-  type: string;
-  timestamp: string;
-  resource: string;
-}
-
-/** A receiver that answers 200 at once, except the requests `held` says to keep until released. */
-class HoldingReceiver {
-  readonly got: Got[] = [];
-  /** Requests answered so far (held ones count once released). */
-  answered = 0;
-  held: (g: Got) => boolean = () => false;
-  status: (g: Got) => number = () => 200;
-  private waiting: Array<() => void> = [];
-  private server: Server | undefined;
-  url = '';
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; type: string; timestamp: string; data: { id?: string } };
-        if (body.type === 'TEST') return void res.writeHead(200).end();
-        const g: Got = { id: body.id, type: body.type, timestamp: body.timestamp, resource: body.data.id ?? '' };
-        this.got.push(g);
-        const answer = (r: ServerResponse) => {
-          this.answered += 1;
-          r.writeHead(this.status(g)).end('ok');
-        };
-        if (this.held(g)) this.waiting.push(() => answer(res));
-        else answer(res);
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/hooks`;
-    return this;
-  }
-
-  /** How many requests are held right now. */
-  get holding(): number {
-    return this.waiting.length;
-  }
-
-  release(): void {
-    this.held = () => false;
-    const w = this.waiting;
-    this.waiting = [];
-    for (const f of w) f();
-  }
-
-  async stop(): Promise<void> {
-    this.release();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
 
 describe(`webhook lanes and the clock advance (${STORE})`, () => {
   let t: TestApp;

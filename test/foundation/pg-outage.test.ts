@@ -514,6 +514,14 @@ describe.skipIf(!BIN_DIR)('PostgreSQL outage: the process outlives the database 
       while (!pending.every((id) => completedOf().has(id)) && Date.now() < deliveredBy) await sleep(100);
       const delivered = pending.filter((id) => completedOf().has(id));
       console.log(`pg-outage jobs: ${pending.length} settlements due during the outage ran within ${settledMs} ms of the database's return; ${delivered.length} of their COMPLETED webhooks delivered within ${Date.now() - t0} ms`);
+      if (delivered.length !== pending.length) {
+        // What a failure needs to be understood: the lanes' rows and what the server logged.
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        const rows = (await admin.query(`select id, type, resource_id, status, attempts, next_attempt_ms, lease_until_ms, lane_head, event_seq, updated_at, last_error from webhook_deliveries where resource_id = any($1) order by resource_id, event_seq`, [pending])).rows;
+        await admin.end();
+        console.log(`pg-outage jobs: the deliveries of the payments whose webhooks are missing (real time now ${Date.now()}):\n${JSON.stringify(rows, null, 1)}\nthe server's log (its end):\n${s.output().slice(-6000)}`);
+      }
       expect(delivered, 'settlement webhooks delivered within 8 s of the return').toEqual(pending);
       const order = ['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED'];
       for (const id of ids) {

@@ -4,13 +4,14 @@ import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { PollingLoop } from '../../kernel/polling.js';
 import { IDLE_POLL_MAX_MS } from '../../kernel/jobs.js';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { iso, type Clock } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { isStoreUnavailable } from '../../kernel/db/unavailable.js';
 import { apiError } from '../../kernel/errors.js';
 import { onEventsEmitted } from '../../kernel/events.js';
+import { type DeliveryOutcome, type DeliveryToSend, sendDelivery } from '../../kernel/webhook-send.js';
 import { newId } from '../../kernel/ids.js';
 import { type Page } from '../../kernel/pagination.js';
 import { openWebhookKey, sealWebhookKey, SIGNATURE_HEADER, SIGNATURE_HEADER_ALIAS, signWebhookBody, webhookSigningKey } from '../../kernel/webhook-keys.js';
@@ -27,14 +28,24 @@ import {
   insertRowlessDelivery,
   findDue,
   claimDue,
-  claimables,
+  claimFollowers,
+  type Follower,
+  type Restore,
+  restoreDeliveries,
+  RUN_LENGTH,
+  type RunLane,
+  classifyLanes,
+  CLASSIFY_BATCH,
   insertAttempts,
+  lockLaneHeads,
   platformOffsets,
-  releaseLane,
+  type ReleasedLane,
+  releaseLanes,
   replaceWebhookKey,
   type SendMaterial,
   sendMaterials,
-  settleDelivery,
+  type Settlement,
+  settleDeliveries,
   signingInfo,
   updateDelivery,
   webhookKeysNotSealedWith,
@@ -117,17 +128,8 @@ export const RESPONSE_BODY_LIMIT = 1024;
 export const ANSWER_BODY_LIMIT = 64 * 1024;
 const USER_AGENT = 'PaymentsService-Webhooks/2025-10-13';
 
-export interface SendOutcome {
-  statusCode: number | null;
-  error: string | null;
-  latencyMs: number;
-  responseBody: string | null;
-  /** The body as an answer handler reads it (up to ANSWER_BODY_LIMIT characters); never stored. */
-  answerBody?: string | null;
-  ok: boolean;
-  /** No HTTP answer at all: the attempt timed out or the connection failed (not a refused target). */
-  noAnswer?: boolean;
-}
+/** What one attempt's POST came to (the kernel's DeliveryOutcome, which a send hook also answers). */
+export type SendOutcome = DeliveryOutcome;
 
 /** How long a kept-alive connection to an endpoint may stay idle (less when the endpoint's Keep-Alive header says less). */
 export const KEEP_ALIVE_IDLE_MS = 4_000;
@@ -287,8 +289,12 @@ export interface DelivererOptions {
   targets?: WebhookTargets;
 }
 
-/** How many deliveries one process has in flight at once, each of its own lane. */
-export const DEFAULT_CONCURRENCY = 16;
+/**
+ * How many deliveries one process has in flight at once, each of its own lane. 64 (was 16):
+ * a record batch is at most the slots its platform holds, and larger batches cost less per
+ * delivery (docs/decisions/webhooks.md, issue 33).
+ */
+export const DEFAULT_CONCURRENCY = 64;
 /** The slots one platform may hold by default: half of them, so another platform always has the rest. */
 export function defaultPlatformCap(concurrency: number): number {
   return Math.max(1, Math.floor(concurrency / 2));
@@ -318,11 +324,37 @@ interface Claimed {
   attempts: number;
   leaseUntil: number;
   material: SendMaterial | undefined;
+  /** Set when its slot (lane, platform share) is given back: once, by whichever comes first. */
+  freed?: boolean;
+  /**
+   * A lane run (claimFollowers): the lane's next deliveries, claimed with this head under the
+   * same lease, sent one after another in this slot as long as each is acknowledged.
+   */
+  run: Claimed[];
+  /** A follower's state before its claim (what it goes back to if it is not sent). */
+  prior?: Follower['prior'];
+}
+
+/** A run's follower must start before its lease has less than this left beyond the attempt's timeout. */
+const RUN_LEASE_MARGIN_MS = 5_000;
+/** A run still going hands its attempts' records over at the latest this long after the first of them (real time). */
+const RUN_RECORD_EVERY_MS = 250;
+
+/** Slots about to be given back (a batch of records being written): counted as free when picking. */
+interface Freeing {
+  lanes: Set<string>;
+  platforms: Map<string, number>;
 }
 
 /** A sent attempt waiting to be recorded (written in a batch with the others that finished meanwhile). */
 interface Finished {
   claimed: Claimed;
+  /** The run's last attempt: its record gives the run's slot back (the head's). */
+  slot: Claimed | undefined;
+  /** The run's unsent deliveries, given back in this record's transaction. */
+  restore: Claimed[];
+  /** False for the entry of an attempt that threw: nothing to record but its `restore` (the run's rest after it). */
+  attempted: boolean;
   url: string;
   outcome: SendOutcome;
   verdict: AnswerVerdict;
@@ -343,6 +375,12 @@ export class WebhookDeliverer {
   private readonly answerHandlers = new Map<string, AnswerHandler>();
   /** Deliveries (of distinct lanes) being sent and recorded right now. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Slots held: deliveries launched whose slot is not given back yet (freeSlot). */
+  private busy = 0;
+  /** Deliveries launched so far in this process. */
+  private launched = 0;
+  /** While runDue runs: the platform it is for and the launch count it stops at (records claim the next ones within it). */
+  private runLimit: { platformId: string | undefined; untilLaunched: number } | undefined;
   /** The lanes of those deliveries, and how many each platform has. */
   private readonly lanesInFlight = new Set<string>();
   private readonly platformInFlight = new Map<string, number>();
@@ -436,10 +474,15 @@ export class WebhookDeliverer {
     return this.unresponsive.has(platformId) ? UNRESPONSIVE_CAP : this.platformCap;
   }
 
+  /** The slots a platform holds, not counting those being given back. */
+  private heldBy(platformId: string, freeing: Freeing | undefined): number {
+    return (this.platformInFlight.get(platformId) ?? 0) - (freeing?.platforms.get(platformId) ?? 0);
+  }
+
   /** Platforms holding all the slots they may hold. */
-  private cappedPlatforms(): string[] {
+  private cappedPlatforms(freeing: Freeing | undefined): string[] {
     const out: string[] = [];
-    for (const [p, n] of this.platformInFlight) if (n >= this.capOf(p)) out.push(p);
+    for (const p of this.platformInFlight.keys()) if (this.heldBy(p, freeing) >= this.capOf(p)) out.push(p);
     return out;
   }
 
@@ -447,14 +490,15 @@ export class WebhookDeliverer {
    * Take up to `max` candidates this process may send now (a lane not in flight, a platform
    * under its cap), leaving the others; `picked` counts per platform what is taken.
    */
-  private pick(max: number, picked: Map<string, number>): Claimable[] {
+  private pick(max: number, picked: Map<string, number>, freeing: Freeing | undefined): Claimable[] {
     const out: Claimable[] = [];
     const lanes = new Set<string>();
     const keep: Claimable[] = [];
     for (const c of this.candidates) {
       const lane = laneKey(c.platform_id, c.resource_id);
-      if (this.lanesInFlight.has(lane) || lanes.has(lane)) continue; // its lane is busy: a later look-up finds it again
-      const n = (this.platformInFlight.get(c.platform_id) ?? 0) + (picked.get(c.platform_id) ?? 0);
+      // Its lane is busy: a later look-up (or the release of the lane) finds it again.
+      if ((this.lanesInFlight.has(lane) && !freeing?.lanes.has(lane)) || lanes.has(lane)) continue;
+      const n = this.heldBy(c.platform_id, freeing) + (picked.get(c.platform_id) ?? 0);
       if (out.length >= max || n >= this.capOf(c.platform_id)) {
         keep.push(c);
         continue;
@@ -481,45 +525,113 @@ export class WebhookDeliverer {
       this.candidateScope = platformId;
       force = true;
     }
+    if (!force && this.lookupWait() > 0 && !this.anyPickable()) {
+      // Nothing to claim and no look-up allowed yet: no transaction.
+      if (this.busy === 0) this.worker.wakeIn(this.lookupWait());
+      return [];
+    }
+    return this.store.db.transaction().execute((trx) => this.claimIn(trx, max, platformId, force, undefined, false));
+  }
+
+  /** How long until the next look-up is allowed (≤ 0: now). */
+  private lookupWait(): number {
+    // A look-up costs about as much as it reads: at most a fifth of the time goes to them.
+    const interval = Math.max(LOOKUP_COST_FACTOR * this.lastLookupMs, this.fresh ? MIN_LOOKUP_MS : this.lookupEveryMs);
+    return interval - (performance.now() - this.lastLookupAt);
+  }
+
+  /** Whether a candidate could be picked now (its lane free, its platform under its cap). */
+  private anyPickable(): boolean {
+    for (const c of this.candidates) {
+      if (!this.lanesInFlight.has(laneKey(c.platform_id, c.resource_id)) && this.heldBy(c.platform_id, undefined) < this.capOf(c.platform_id)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The claim's statements, in the caller's transaction: the claim's own, or the record
+   * transaction's (writeRecords), which claims the next deliveries for the slots its batch
+   * gives back. `freeing`: those slots; `locked`: the lane-head lock is held already.
+   */
+  private async claimIn(trx: Transaction<DB>, max: number, platformId: string | undefined, force: boolean, freeing: Freeing | undefined, locked: boolean): Promise<Claimed[]> {
     const realNow = this.clock.nowMs();
     const leaseUntil = realNow + this.timeoutMs + 30_000;
     const postgres = this.store.kind === 'postgres';
-    return this.store.db.transaction().execute(async (trx) => {
-      const picked = new Map<string, number>();
-      let rows = this.pick(max, picked);
-      const since = performance.now() - this.lastLookupAt;
-      // A look-up reads every due row (a long backlog makes it slow): at most a fifth of the time goes to them.
-      const interval = Math.max(LOOKUP_COST_FACTOR * this.lastLookupMs, this.fresh ? MIN_LOOKUP_MS : this.lookupEveryMs);
-      if (rows.length < max && (force || since >= interval)) {
-        const exclude = [...new Set([...this.cappedPlatforms(), ...[...picked.keys()].filter((p) => (this.platformInFlight.get(p) ?? 0) + picked.get(p)! >= this.capOf(p))])];
-        this.fresh = false;
-        this.lastLookupAt = performance.now();
-        const taken = new Set(rows.map((r) => r.id));
-        this.candidates = (await findDue(trx, realNow, postgres, platformId, PREFETCH, exclude)).filter((r) => !taken.has(r.id));
-        this.lastLookupMs = performance.now() - this.lastLookupAt;
-        const more = this.pick(max - rows.length, picked);
-        this.lookupEveryMs = more.length > 0 ? MIN_LOOKUP_MS : Math.min(MAX_LOOKUP_MS, this.lookupEveryMs * 2);
-        rows = [...rows, ...more];
-      } else if (rows.length < max && this.inFlight.size === 0) {
-        // Nothing in flight to wake the loop: look again when a look-up is allowed.
-        this.worker.wakeIn(Math.max(0, interval - since));
-      }
-      if (rows.length === 0) return [];
-      const byPlatform = new Map<string, string[]>();
-      for (const r of rows) byPlatform.set(r.platform_id, [...(byPlatform.get(r.platform_id) ?? []), r.id]);
-      const offsets = await platformOffsets(trx, [...byPlatform.keys()]);
-      const claimed: Claimable[] = [];
-      for (const [p, ids] of byPlatform) {
-        const offset = offsets.get(p) ?? 0;
-        for (const row of await claimDue(trx, p, ids, realNow, offset, leaseUntil, iso(realNow + offset))) claimed.push({ ...row, clock_offset_ms: offset });
-      }
-      // In the order they were due.
-      const order = new Map(rows.map((r, i) => [r.id, i]));
-      claimed.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
-      const materials = await sendMaterials(trx, claimed);
-      const pending = new Set(rows.filter((r) => r.status === 'PENDING').map((r) => r.id));
-      return claimed.map((row) => ({ row, wasPending: pending.has(row.id), attempts: Number(row.attempts), leaseUntil, material: materials.get(row.event_id) }));
-    });
+    const picked = new Map<string, number>();
+    let rows = this.pick(max, picked, freeing);
+    const wait = this.lookupWait();
+    if (rows.length < max && (force || wait <= 0)) {
+      const exclude = [...new Set([...this.cappedPlatforms(freeing), ...[...picked.keys()].filter((p) => this.heldBy(p, freeing) + picked.get(p)! >= this.capOf(p))])];
+      this.fresh = false;
+      this.lastLookupAt = performance.now();
+      const taken = new Set(rows.map((r) => r.id));
+      // New deliveries first learn whether they head their lane (a batch of them at most).
+      if (!locked) await lockLaneHeads(trx, postgres);
+      if ((await classifyLanes(trx)) >= CLASSIFY_BATCH) this.fresh = true;
+      this.candidates = (await findDue(trx, realNow, postgres, platformId, PREFETCH, exclude)).filter((r) => !taken.has(r.id));
+      this.lastLookupMs = performance.now() - this.lastLookupAt;
+      const more = this.pick(max - rows.length, picked, freeing);
+      this.lookupEveryMs = more.length > 0 ? MIN_LOOKUP_MS : Math.min(MAX_LOOKUP_MS, this.lookupEveryMs * 2);
+      rows = [...rows, ...more];
+    } else if (rows.length < max && this.busy === 0) {
+      // Nothing in flight to wake the loop: look again when a look-up is allowed.
+      this.worker.wakeIn(Math.max(0, wait));
+    }
+    if (rows.length === 0) return [];
+    const byPlatform = new Map<string, string[]>();
+    for (const r of rows) {
+      const ids = byPlatform.get(r.platform_id);
+      if (ids) ids.push(r.id);
+      else byPlatform.set(r.platform_id, [r.id]);
+    }
+    const offsets = await platformOffsets(trx, [...byPlatform.keys()]);
+    const claimed: Claimable[] = [];
+    for (const [p, ids] of byPlatform) {
+      const offset = offsets.get(p) ?? 0;
+      for (const row of await claimDue(trx, p, ids, realNow, offset, leaseUntil, iso(realNow + offset))) claimed.push({ ...row, clock_offset_ms: offset });
+    }
+    // In the order they were due.
+    const order = new Map(rows.map((r, i) => [r.id, i]));
+    claimed.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    // Lane runs: each head takes its lane's next due deliveries along, within the attempts
+    // runDue may still start (its limit), RUN_LENGTH in all at most.
+    let budget = (this.runLimit ? this.runLimit.untilLaunched - this.launched : Infinity) - claimed.length;
+    const runLanes: RunLane[] = [];
+    const runHeads = new Set<string>();
+    const laneSeen = new Set<string>();
+    for (const h of claimed) {
+      const max = Math.max(0, Math.min(RUN_LENGTH - 1, budget));
+      if (max === 0) break;
+      // One run per lane (a lane with two marked heads, after a redelivery, runs from the first).
+      const lane = laneKey(h.platform_id, h.resource_id);
+      if (laneSeen.has(lane)) continue;
+      laneSeen.add(lane);
+      runHeads.add(h.id);
+      budget -= max;
+      const offset = Number(h.clock_offset_ms);
+      runLanes.push({ platformId: h.platform_id, resourceId: h.resource_id, afterSeq: Number(h.event_seq), dueBy: realNow + offset, at: iso(realNow + offset), max });
+    }
+    const runs = await claimFollowers(trx, runLanes, realNow, leaseUntil);
+    const followers: Follower[] = [];
+    for (const f of runs.values()) followers.push(...f);
+    const materials = await sendMaterials(trx, [...claimed, ...followers.map((f) => f.row)]);
+    const pending = new Set(rows.filter((r) => r.status === 'PENDING').map((r) => r.id));
+    return claimed.map((row) => ({
+      row,
+      wasPending: pending.has(row.id),
+      attempts: Number(row.attempts),
+      leaseUntil,
+      material: materials.get(row.event_id),
+      run: (runHeads.has(row.id) ? (runs.get(laneKey(row.platform_id, row.resource_id)) ?? []) : []).map((f) => ({
+        row: { ...f.row, clock_offset_ms: row.clock_offset_ms },
+        wasPending: f.prior.status === 'PENDING',
+        attempts: Number(f.row.attempts),
+        leaseUntil,
+        material: materials.get(f.row.event_id),
+        run: [],
+        prior: f.prior,
+      })),
+    }));
   }
 
   /** Start sending a claimed delivery; it leaves the in-flight set (and wakes the loop) when recorded. */
@@ -528,6 +640,9 @@ export class WebhookDeliverer {
     const platform = c.row.platform_id;
     this.lanesInFlight.add(lane);
     this.platformInFlight.set(platform, (this.platformInFlight.get(platform) ?? 0) + 1);
+    this.busy += 1;
+    // The run's attempts count as started now; those it does not send are taken off again.
+    this.launched += 1 + c.run.length;
     const p: Promise<void> = this.deliver(c)
       .catch((err: unknown) => {
         if (isStoreUnavailable(err)) this.log?.warn({ err: (err as Error).message, deliveryId: c.row.id }, 'webhook delivery: store unavailable; its lease will lapse');
@@ -536,30 +651,134 @@ export class WebhookDeliverer {
       .finally(() => {
         this.recorded += 1;
         this.inFlight.delete(p);
-        this.lanesInFlight.delete(lane);
-        const n = (this.platformInFlight.get(platform) ?? 1) - 1;
-        if (n <= 0) this.platformInFlight.delete(platform);
-        else this.platformInFlight.set(platform, n);
+        this.freeSlot(c);
         this.worker.kick();
       });
     this.inFlight.add(p);
   }
 
+  /** Give back a delivery's slot (its lane, its platform's share), once. */
+  private freeSlot(c: Claimed): void {
+    if (c.freed) return;
+    c.freed = true;
+    this.busy -= 1;
+    const lane = laneKey(c.row.platform_id, c.row.resource_id);
+    this.lanesInFlight.delete(lane);
+    const platform = c.row.platform_id;
+    const n = (this.platformInFlight.get(platform) ?? 1) - 1;
+    if (n <= 0) this.platformInFlight.delete(platform);
+    else this.platformInFlight.set(platform, n);
+  }
+
   /**
-   * Send one claimed delivery and record the attempt: the POST with no transaction open, then
-   * the attempt is written with the others that finished meanwhile, in one short transaction.
+   * Whether a record transaction claims the next deliveries for the slots its batch gives
+   * back, and within what: with the worker running, any platform; while runDue runs, its
+   * platform up to its count. Never while stopping.
+   */
+  private chainScope(): { platformId: string | undefined; max: number } | undefined {
+    if (this.stopping) return undefined;
+    if (this.runLimit) return { platformId: this.runLimit.platformId, max: this.runLimit.untilLaunched - this.launched };
+    return this.unsubscribe ? { platformId: this.candidateScope, max: Infinity } : undefined;
+  }
+
+  /**
+   * Send one claimed delivery, and the lane run claimed with it, and record the attempts: each
+   * POST with no transaction open, each attempt then written with the others that finished
+   * meanwhile, in one short transaction. A run's next delivery is POSTed as soon as the
+   * previous one is acknowledged (2xx, 409, or an answer handler's DELIVERED), without waiting
+   * for its record: the receiver has acknowledged it, so the order per resource holds. At the
+   * first attempt that is not acknowledged (or when stopping, or when the lease could not cover
+   * another attempt) the run stops there: its unsent deliveries go back as they were before the
+   * claim, in that attempt's record transaction, and the lane's head is then the delivery that
+   * failed (its retry) or the first unsent one. The run's last record gives its slot back.
    *
    * The attempt is dated at its due time on the platform clock (`next_attempt_ms`, never
    * later than now): a first attempt at its event's time (or when its lane let it go), a
-   * retry at its scheduled time. So after a clock advance the attempts that fell due inside
-   * the advanced window are sent promptly, in order, each carrying the time it was due, and
-   * the schedule continues from those times (docs/webhooks.md "The sandbox clock").
+   * retry at its scheduled time; a run's follower when its lane let it go (the previous
+   * attempt's start plus its latency, or its own due time if later). So after a clock advance
+   * the attempts that fell due inside the advanced window are sent promptly, in order, each
+   * carrying the time it was due, and the schedule continues from those times
+   * (docs/webhooks.md "The sandbox clock").
    */
-  private async deliver(claimed: Claimed): Promise<void> {
+  private async deliver(head: Claimed): Promise<void> {
+    const members = [head, ...head.run];
+    const records: Array<Promise<void>> = [];
+    /** The run's attempts not handed to the record path yet (RUN_RECORD_EVERY_MS after the first at the latest). */
+    let held: Finished[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const hand = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (held.length === 0) return;
+      this.toRecord.push(...held);
+      held = [];
+      this.recordSoon();
+    };
+    /** When the lane was free again after the previous attempt (platform clock), for a follower. */
+    let laneFreeMs: number | undefined;
+    // An attempt that throws (the store gone while the send seam reads its rules) ends the run:
+    // the records made so far are still written; the rest lapse with the lease and come back.
+    let error: unknown;
+    let threw = false;
+    try {
+      for (let i = 0; i < members.length; i++) {
+        const claimed = members[i]!;
+        const { url, outcome, verdict, startedMs, startedAt } = await this.attempt(claimed, laneFreeMs);
+        const acknowledged = claimed.material?.endpoint && (outcome.ok || outcome.statusCode === DUPLICATE_STATUS || verdict === 'DELIVERED');
+        const next = members[i + 1];
+        const goOn = next !== undefined && acknowledged && !this.stopping && this.clock.nowMs() + this.timeoutMs + RUN_LEASE_MARGIN_MS < next.leaseUntil;
+        const restore = goOn ? [] : members.slice(i + 1);
+        this.launched -= restore.length;
+        records.push(
+          new Promise<void>((resolve, reject) => {
+            if (held.length === 0) timer = setTimeout(hand, RUN_RECORD_EVERY_MS);
+            held.push({ claimed, slot: goOn ? undefined : head, restore, attempted: true, url, outcome, verdict, startedMs, startedAt, resolve, reject });
+          }),
+        );
+        // A run's records go to the record path together, when it ends (one transaction for the
+        // run rather than one per step), or RUN_RECORD_EVERY_MS after the first while it goes on.
+        if (!goOn) {
+          hand();
+          break;
+        }
+        laneFreeMs = startedMs + outcome.latencyMs;
+      }
+    } catch (err) {
+      threw = true;
+      error = err;
+      // An attempt that threw: the send seam waits for the store itself (sendThroughSeam), so
+      // this is an error once its POST had started, a bug, or the store gone while stopping.
+      // Whether it reached the receiver is unknown: it is left to its lease (sent again when
+      // that lapses, at least once, as before runs), never sent again at once. The run's
+      // deliveries after it were not sent: they go back as they were, behind it, through the
+      // record path (which waits for the store).
+      const rest = members.slice(records.length);
+      const back = rest.slice(1);
+      this.launched -= back.length;
+      if (back.length > 0) {
+        records.push(
+          new Promise<void>((resolve, reject) => {
+            held.push({ claimed: rest[0]!, slot: head, restore: back, attempted: false, url: '', outcome: { statusCode: null, error: null, latencyMs: 0, responseBody: null, ok: false }, verdict: undefined, startedMs: 0, startedAt: '', resolve, reject });
+          }),
+        );
+        this.log?.warn({ err: (err as Error).message, deliveryId: rest[0]!.row.id, givenBack: back.length }, 'webhook delivery: attempt failed; the rest of its run given back');
+      }
+    } finally {
+      hand();
+    }
+    const results = await Promise.allSettled(records);
+    if (threw && !results.every((r) => r.status === 'fulfilled')) throw error;
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** One attempt's POST (through the send seam) and its answer handler; not recorded yet. */
+  private async attempt(claimed: Claimed, laneFreeMs: number | undefined): Promise<{ url: string; outcome: SendOutcome; verdict: AnswerVerdict; startedMs: number; startedAt: string }> {
     const { row, attempts, material } = claimed;
     // The offset was read when the delivery was claimed, a moment ago.
     const platformNow = this.clock.nowMs() + Number(row.clock_offset_ms);
-    const dueMs = claimed.wasPending && row.next_attempt_ms !== null ? Number(row.next_attempt_ms) : platformNow;
+    let dueMs = claimed.wasPending && row.next_attempt_ms !== null ? Number(row.next_attempt_ms) : platformNow;
+    if (laneFreeMs !== undefined) dueMs = Math.max(dueMs, laneFreeMs);
     const startedMs = Math.min(platformNow, dueMs);
     const startedAt = iso(startedMs);
 
@@ -576,7 +795,14 @@ export class WebhookDeliverer {
       outcome = { statusCode: null, error, latencyMs: 0, responseBody: null, ok: false };
       url = material?.endpoint ?? '';
     } else {
-      outcome = await postSigned(material.endpoint, withTimestamp(material.payload, startedAt), privateKey, this.timeoutMs, this.targets, this.agents);
+      const endpoint = material.endpoint;
+      const body = withTimestamp(material.payload, startedAt);
+      // Through the send seam (kernel/webhook-send.ts): the sandbox's faults on demand may delay,
+      // duplicate or reorder it when the platform asked for that; otherwise it just sends.
+      outcome = await this.sendThroughSeam(
+        { platformId: row.platform_id, deliveryId: row.id, eventId: row.event_id, eventSeq: Number(row.event_seq), type: row.type, resourceId: row.resource_id },
+        () => postSigned(endpoint, body, privateKey, this.timeoutMs, this.targets, this.agents),
+      );
       // An endpoint that gives no answer holds one slot until it answers again.
       if (outcome.statusCode !== null) this.unresponsive.delete(row.platform_id);
       else if (outcome.noAnswer) this.unresponsive.add(row.platform_id);
@@ -592,16 +818,38 @@ export class WebhookDeliverer {
         this.log?.error({ err, deliveryId: row.id, type: row.type }, 'webhook answer handler failed');
       }
     }
-    await new Promise<void>((resolve, reject) => {
-      this.toRecord.push({ claimed, url, outcome, verdict, startedMs, startedAt, resolve, reject });
-      this.recordSoon();
-    });
+    return { url, outcome, verdict, startedMs, startedAt };
+  }
+
+  /**
+   * One attempt through the send seam (kernel/webhook-send.ts). The seam may read the store
+   * before it sends (the sandbox's faults on demand read the platform's rules, which are not
+   * answered from memory while the change watch is cut). When the store cannot answer then,
+   * nothing was sent yet: the seam is tried again with the records' back-off until it answers,
+   * so a delivery claimed just before an outage goes out moments after the store returns
+   * instead of holding its lane until its claim's lease lapses (timeout + 30 s). Once the POST
+   * has started, any error is the attempt's own.
+   */
+  private async sendThroughSeam(d: DeliveryToSend, post: () => Promise<SendOutcome>): Promise<SendOutcome> {
+    for (let failures = 1; ; failures += 1) {
+      let posted = false;
+      try {
+        return await sendDelivery(this.store, d, () => ((posted = true), post()));
+      } catch (err) {
+        if (posted || this.stopping || !isStoreUnavailable(err)) throw err;
+        if (failures === 1) this.log?.warn({ err: (err as Error).message, deliveryId: d.deliveryId }, 'webhook delivery: store unavailable before sending; trying again once it answers');
+        await new Promise<void>((r) => setTimeout(r, Math.min(RECORD_RETRY_MAX_MS, RECORD_RETRY_MS * 2 ** (failures - 1))));
+      }
+    }
   }
 
   /** Write the attempts waiting to be recorded, a batch per transaction, until none waits. */
   private recordSoon(): void {
     if (this.recording) return;
     this.recording = (async () => {
+      // The other answers that arrived with this one are read first (the poll phase runs all
+      // ready I/O before setImmediate): they join the batch rather than each taking a transaction.
+      await new Promise<void>((r) => setImmediate(r));
       while (this.toRecord.length > 0) {
         const batch = this.toRecord.splice(0, RECORD_BATCH);
         try {
@@ -640,21 +888,29 @@ export class WebhookDeliverer {
     });
   }
 
-  /** Record attempts in one transaction: each attempt's row, its delivery settled, its lane let go. */
+  /**
+   * Record attempts in one transaction, a few statements for the whole batch: the attempts'
+   * rows in one insert, the deliveries settled one statement per outcome (settleDeliveries),
+   * the lanes whose delivery settled for good let go together (releaseLanes).
+   */
   private async writeRecords(batch: readonly Finished[]): Promise<void> {
-    const released: string[] = [];
+    let next: Claimed[] = [];
     await this.store.db.transaction().execute(async (trx) => {
+      next = [];
+      await lockLaneHeads(trx, this.store.kind === 'postgres');
       const offsets = await platformOffsets(trx, [...new Set(batch.map((f) => f.claimed.row.platform_id))]);
       const attemptRows: AttemptRow[] = [];
-      for (const { claimed, url, outcome, verdict, startedMs, startedAt } of batch) {
+      const settlements: Settlement[] = [];
+      /** The lanes to let go when their delivery is settled for good. */
+      const lanes = new Map<string, ReleasedLane>();
+      for (const { claimed, url, outcome, verdict, startedMs, startedAt, attempted } of batch) {
+        if (!attempted) continue;
         const { row, attempts, leaseUntil, material } = claimed;
         // A 409 says the endpoint already has this webhook id: done, like a 2xx (never retried).
         const acknowledged = outcome.ok || outcome.statusCode === DUPLICATE_STATUS || verdict === 'DELIVERED';
         const retried = material !== undefined && retryPolicyOf(row.type, material.payload) === 'BACKOFF';
         const nowMs = this.clock.nowMs() + (offsets.get(row.platform_id) ?? 0);
         const at = iso(nowMs);
-        // When the lane is free again, on the platform clock: the attempt's (possibly past) start plus its latency.
-        const settledMs = Math.min(nowMs, startedMs + outcome.latencyMs);
         attemptRows.push({
           id: newId('WebhookAttempt'),
           platform_id: row.platform_id,
@@ -668,50 +924,85 @@ export class WebhookDeliverer {
           response_body: outcome.responseBody,
         });
         const base = { last_status_code: outcome.statusCode, last_error: acknowledged ? null : outcome.error, updated_at: at };
-        let settled: boolean;
+        const settle = (patch: Settlement['patch']) => settlements.push({ id: row.id, leaseUntilMs: leaseUntil, patch: { ...base, ...patch } });
         if (acknowledged && material?.endpoint) {
-          settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
+          settle({ status: 'DELIVERED', next_attempt_ms: null, delivered_at: at });
         } else if (material && !material.endpoint) {
           // The endpoint was removed meanwhile: kept, like an event emitted with no endpoint.
-          settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'NO_ENDPOINT', next_attempt_ms: null });
+          settle({ status: 'NO_ENDPOINT', next_attempt_ms: null });
         } else if (verdict === 'FAILED' || !retried || attempts >= MAX_ATTEMPTS) {
-          settled = await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'FAILED', next_attempt_ms: null });
+          settle({ status: 'FAILED', next_attempt_ms: null });
           this.log?.warn({ deliveryId: row.id, attempts, err: outcome.error }, 'webhook delivery failed for good');
         } else {
           // The schedule counts from the attempt's start (its due time), so the gap between two
           // attempts is the wait itself, however long the endpoint took to answer, and retries
           // due inside an advanced window follow one another at their scheduled times.
           const delay = RETRY_SCHEDULE_MS[Math.min(attempts - 1, RETRY_SCHEDULE_MS.length - 1)]!;
-          await settleDelivery(trx, row.id, leaseUntil, { ...base, status: 'PENDING', next_attempt_ms: startedMs + delay });
+          settle({ status: 'PENDING', next_attempt_ms: startedMs + delay });
           continue;
         }
-        if (settled) {
-          const next = await releaseLane(trx, row.platform_id, row.resource_id, Number(row.event_seq), settledMs);
-          if (next !== undefined) released.push(next);
+        // When the lane is free again, on the platform clock: the attempt's (possibly past) start plus its latency.
+        lanes.set(row.id, { platformId: row.platform_id, resourceId: row.resource_id, afterSeq: Number(row.event_seq), readyMs: Math.min(nowMs, startedMs + outcome.latencyMs) });
+      }
+      const settled = await settleDeliveries(trx, settlements);
+      // A stopped run's unsent deliveries go back as they were before its claim (not heads),
+      // before the lanes are let go: a lane's next open delivery is then its retry or the first of them.
+      const restores: Restore[] = batch.flatMap((f) =>
+        // Followers only (a run's head is never given back): each has what it was before its claim.
+        f.restore.map((c) => ({ id: c.row.id, leaseUntilMs: c.leaseUntil, prior: c.prior! })),
+      );
+      if (restores.length > 0) await restoreDeliveries(trx, restores);
+      // One release per lane (a run's records come together): from its earliest settled
+      // delivery, all of them settled by now, and when the last of them let the lane go.
+      const perLane = new Map<string, ReleasedLane>();
+      for (const [id, lane] of lanes) {
+        if (!settled.has(id)) continue;
+        const key = laneKey(lane.platformId, lane.resourceId);
+        const had = perLane.get(key);
+        perLane.set(key, had ? { ...had, afterSeq: Math.min(had.afterSeq, lane.afterSeq), readyMs: Math.max(had.readyMs, lane.readyMs) } : lane);
+      }
+      const released = await releaseLanes(trx, [...perLane.values()]);
+      await insertAttempts(trx, attemptRows);
+      // The lanes' next deliveries are their heads now: candidates at once, without a look-up.
+      if (released.length > 0) {
+        const realNow = this.clock.nowMs();
+        const heads = released.filter(
+          (r) =>
+            r.status === 'PENDING' &&
+            r.next_attempt_ms !== null &&
+            Number(r.next_attempt_ms) <= realNow + Number(r.clock_offset_ms) &&
+            (this.candidateScope === undefined || this.candidateScope === r.platform_id),
+        );
+        if (heads.length > 0) {
+          const ids = new Set(heads.map((h) => h.id));
+          this.candidates = [...heads, ...this.candidates.filter((c) => !ids.has(c.id))];
         }
       }
-      await insertAttempts(trx, attemptRows);
-    });
-    // The lanes' next deliveries are their heads now: candidates at once, without a look-up.
-    if (released.length > 0) {
-      const realNow = this.clock.nowMs();
-      const heads = (await claimables(this.store.db, released)).filter(
-        (r) =>
-          r.status === 'PENDING' &&
-          r.next_attempt_ms !== null &&
-          Number(r.next_attempt_ms) <= realNow + Number(r.clock_offset_ms) &&
-          (this.candidateScope === undefined || this.candidateScope === r.platform_id),
-      );
-      if (heads.length > 0) {
-        const ids = new Set(heads.map((h) => h.id));
-        this.candidates = [...heads, ...this.candidates.filter((c) => !ids.has(c.id))];
+      // The slots this batch gives back are filled in the same transaction (issue 33): a busy
+      // lane's next delivery is claimed where its previous one is settled, one transaction per
+      // step instead of two, and a batch of records claims as many as it frees.
+      // Only a run's last record gives its slot back.
+      const scope = this.chainScope();
+      if (scope && scope.platformId === this.candidateScope) {
+        const freeing: Freeing = { lanes: new Set(), platforms: new Map() };
+        for (const { slot } of batch) {
+          if (!slot || slot.freed) continue;
+          freeing.lanes.add(laneKey(slot.row.platform_id, slot.row.resource_id));
+          freeing.platforms.set(slot.row.platform_id, (freeing.platforms.get(slot.row.platform_id) ?? 0) + 1);
+        }
+        const frees = [...freeing.platforms.values()].reduce((a, b) => a + b, 0);
+        const max = Math.min(this.concurrency - this.busy + frees, scope.max);
+        if (max > 0) next = await this.claimIn(trx, max, scope.platformId, false, freeing, true);
       }
-    }
+    });
+    // Committed: the batch's slots go back and the deliveries claimed for them start.
+    for (const { slot } of batch) if (slot) this.freeSlot(slot);
+    for (const c of next) this.launch(c);
   }
 
   /** One step of the background loop: fill the free slots with due lane heads. */
   private async pump(): Promise<boolean> {
-    const free = this.concurrency - this.inFlight.size;
+    const free = this.concurrency - this.busy;
     if (free <= 0) return false; // a delivery that finishes wakes the loop
     const claimed = await this.claim(free);
     for (const c of claimed) this.launch(c);
@@ -725,18 +1016,24 @@ export class WebhookDeliverer {
    * started. For tests (no worker runs there) and operators' scripts.
    */
   async runDue(platformId?: string, max = 1_000): Promise<number> {
-    let n = 0;
-    for (;;) {
-      // A delivery recorded while the claim ran may have freed its lane after the claim looked.
-      const recordedBefore = this.recorded;
-      const claimed = await this.claim(Math.min(this.concurrency - this.inFlight.size, max - n), platformId, this.inFlight.size === 0);
-      for (const c of claimed) this.launch(c);
-      n += claimed.length;
-      if (this.inFlight.size === 0) {
-        if (n >= max || (claimed.length === 0 && this.recorded === recordedBefore)) return n;
-        continue;
+    const launchedBefore = this.launched;
+    const started = () => this.launched - launchedBefore;
+    // The records written meanwhile claim the next deliveries within the same bounds.
+    this.runLimit = { platformId, untilLaunched: launchedBefore + max };
+    try {
+      for (;;) {
+        // A delivery recorded while the claim ran may have freed its lane after the claim looked.
+        const recordedBefore = this.recorded;
+        const claimed = await this.claim(Math.min(this.concurrency - this.busy, max - started()), platformId, this.inFlight.size === 0);
+        for (const c of claimed) this.launch(c);
+        if (this.inFlight.size === 0) {
+          if (started() >= max || (claimed.length === 0 && this.recorded === recordedBefore)) return started();
+          continue;
+        }
+        await Promise.race(this.inFlight);
       }
-      await Promise.race(this.inFlight);
+    } finally {
+      this.runLimit = undefined;
     }
   }
 
@@ -853,7 +1150,8 @@ export async function redeliver(store: Store, clock: Clock, deliverer: WebhookDe
   if (!platform.webhook_endpoint) throw apiError(400, 'WEBHOOK_ENDPOINT_NOT_SET', 'The platform has no webhookEndpoint; set one with PATCH /config');
   if (row.status === 'SENDING') throw apiError(409, 'CONFLICT', `Webhook delivery ${deliveryId} is being sent right now`);
   const nowMs = clock.nowMs() + Number(platform.clock_offset_ms);
-  const pending = { status: 'PENDING', next_attempt_ms: nowMs, lease_until_ms: null, updated_at: iso(nowMs) } as const;
+  // Not classified (lane_head null): the deliverer's next look-up decides whether it heads its lane.
+  const pending = { status: 'PENDING', next_attempt_ms: nowMs, lease_until_ms: null, lane_head: null, updated_at: iso(nowMs) } as const;
   // Two redeliveries of a row-less event at once: one inserts, the other updates that row.
   if (stored || !(await insertRowlessDelivery(db, { ...row, ...pending }))) await updateDelivery(db, row.id, pending);
   deliverer?.kick();
