@@ -4,7 +4,17 @@
 //
 //   npx tsx bench/statements.ts                       # SQLite (in memory)
 //   TEST_STORE=postgres TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/statements.ts
-//   BY_INDEX=1 npx tsx bench/statements.ts            # bytes per flow by table and by each index apart
+//   FLOWS=200 npx tsx bench/statements.ts             # payment flows measured (default 50; more smooths PostgreSQL's 8 KB pages)
+//
+// After the per-request counts it prints, per settled payment flow (the request and its
+// settlement job), the statements by the table each one names first (`insert into`,
+// `update`, `delete from`, or a select's first `from`; `begin`/`commit`/savepoints apart)
+// and the database bytes by table and by each of its indexes (issue 35):
+//   SQLite      dbstat: used bytes (page size − unused) of each table's and each index's pages;
+//   PostgreSQL  pg_relation_size of each table (main fork: live and dead row versions, no
+//               vacuum runs in between), of each index, and of its TOAST table with its
+//               index; differences in whole 8 KB pages, so use FLOWS=200 or more there.
+//   TRACE=1 npx tsx bench/statements.ts               # also print the SQL of one payment flow, in order
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -12,25 +22,46 @@ import { makeApp, sleep } from '../test/helpers.js';
 import { fund, newCustomer, quoteRequest, usdExternal } from '../test/money-helpers.js';
 
 let count = 0;
+/** With `byTable` set, every statement's SQL is also counted under the table it names first. */
+let byTable: Map<string, number> | null = null;
+function tableOf(text: string): string {
+  const s = text.trim().replace(/^\s*with\s[\s\S]*?\)\s*(?=select|insert|update|delete)/i, '');
+  const head = /^(\w+)/.exec(s)?.[1]?.toLowerCase() ?? '?';
+  if (['begin', 'commit', 'rollback', 'savepoint', 'release', 'start'].includes(head)) return '(transaction control)';
+  const m = head === 'insert' ? /\binto\s+"?(\w+)"?/i.exec(s) : head === 'update' ? /^update\s+"?(\w+)"?/i.exec(s) : /\bfrom\s+"?(\w+)"?/i.exec(s);
+  return m ? m[1]! : `(${head})`;
+}
+/** TRACE=1: the SQL of every statement run while `tracing` is set. */
+let tracing = false;
+function note(text: unknown): void {
+  count += 1;
+  if (tracing) console.log(`    ${String(text).replace(/\s+/g, ' ').slice(0, 220)}`);
+  if (byTable && typeof text === 'string') {
+    const k = tableOf(text);
+    byTable.set(k, (byTable.get(k) ?? 0) + 1);
+  }
+}
 // better-sqlite3: every run of a (cached) statement.
 const probe = new Database(':memory:');
 const Statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...a: unknown[]) => unknown>;
 probe.close();
 for (const m of ['run', 'get', 'all', 'iterate']) {
   const orig = Statement[m]!;
-  Statement[m] = function (this: unknown, ...args: unknown[]) {
-    count += 1;
+  Statement[m] = function (this: { source?: string }, ...args: unknown[]) {
+    note(this.source);
     return orig.apply(this, args);
   };
 }
 const q = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  count += 1;
+  const a = args[0] as string | { text?: string } | undefined;
+  note(typeof a === 'string' ? a : a?.text);
   return (q as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof q;
 
-async function per(label: string, n: number, fn: (i: number) => Promise<unknown>): Promise<void> {
+async function per(label: string, n: number, fn: (i: number) => Promise<unknown>, track?: Map<string, number>): Promise<void> {
   await fn(-1); // warm: prepared statements, caches
+  if (track) byTable = track; // by table: the measured requests only
   const before = count;
   for (let i = 0; i < n; i++) await fn(i);
   console.log(`${label.padEnd(44)} ${((count - before) / n).toFixed(1)} statements/request`);
@@ -48,34 +79,84 @@ await per('POST /customers', 50, async (i) => ok(await t.call('POST', '/customer
 await per('GET /customers/{id}', 50, async () => ok(await t.call('GET', `/customers/${c.id}`)));
 await per('GET /customers (first page of 20)', 20, async () => ok(await t.call('GET', '/customers')));
 await per('GET /transactions (first page of 20)', 20, async () => ok(await t.call('GET', '/transactions')));
-// Database bytes per payment flow (SQLite only: the dbstat table), by table with its indexes
-// (BY_INDEX=1: each table and each index on its own line).
-async function bytesByTable(): Promise<Map<string, number> | null> {
-  if (process.env.TEST_STORE === 'postgres') return null;
-  try {
-    const rows = await sql<{ tbl: string; bytes: number }>`select ${sql.raw(process.env.BY_INDEX ? "d.name" : "coalesce(m.tbl_name, d.name)")} as tbl, sum(d.pgsize - d.unused) as bytes from dbstat d left join sqlite_master m on m.name = d.name group by 1`.execute(t.store.db);
-    return new Map(rows.rows.map((r) => [r.tbl, Number(r.bytes)]));
-  } catch {
-    return null;
+// Database bytes per payment flow, by table and by each of its indexes (see the top).
+const PG = process.env.TEST_STORE === 'postgres';
+const FLOWS = Number(process.env.FLOWS ?? 50);
+type Part = { table: string; part: string; bytes: number };
+async function bytesByPart(): Promise<Part[]> {
+  if (!PG) {
+    const rows = await sql<{ tbl: string; name: string; type: string; bytes: number }>`select coalesce(m.tbl_name, d.name) as tbl, d.name as name, coalesce(m.type, 'table') as type, sum(d.pgsize - d.unused) as bytes from dbstat d left join sqlite_master m on m.name = d.name group by d.name`.execute(t.store.db);
+    return rows.rows.map((r) => ({ table: r.tbl, part: r.type === 'index' ? r.name : '(rows)', bytes: Number(r.bytes) }));
   }
+  const rows = await sql<{ tbl: string; part: string; bytes: string }>`
+    select c.relname as tbl, '(rows)' as part, pg_relation_size(c.oid) as bytes from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind in ('r', 'p')
+    union all
+    select c.relname, i.relname, pg_relation_size(i.oid) from pg_index x join pg_class c on c.oid = x.indrelid join pg_class i on i.oid = x.indexrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema()
+    union all
+    select c.relname, '(TOAST)', pg_total_relation_size(c.reltoastrelid) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind in ('r', 'p') and c.reltoastrelid <> 0`.execute(t.store.db);
+  return rows.rows.map((r) => ({ table: r.tbl, part: r.part, bytes: Number(r.bytes) }));
 }
-const bytesBefore = await bytesByTable();
-await per('POST /quotes immediatelyExecute (payment flow)', 50, async () => ok(await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000, { immediatelyExecute: true }))));
+function printTable(head: string[], rows: string[][]): void {
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const f = (r: string[]) => r.map((c, i) => (i < 2 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  ').trimEnd();
+  console.log([f(head), w.map((x) => '-'.repeat(x)).join('  '), ...rows.map(f)].join('\n'));
+}
+const n0 = (v: number) => Math.round(v).toLocaleString('en-US');
+const bytesBefore = await bytesByPart();
+if (process.env.TRACE) {
+  await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000, { immediatelyExecute: true })); // warm
+  console.log('one payment flow (POST /quotes immediatelyExecute), statement by statement:');
+  tracing = true;
+  ok(await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000, { immediatelyExecute: true })));
+  tracing = false;
+}
+const byTableRequest = new Map<string, number>();
+await per(`POST /quotes immediatelyExecute (payment flow)`, FLOWS, async () => ok(await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000, { immediatelyExecute: true }))), byTableRequest);
+byTable = null;
 {
-  // The flows' later steps (settlement jobs), per flow: 51 flows above (one warm-up).
+  // The flows' later steps (settlement jobs), per flow: FLOWS + 1 flows above (one warm-up).
+  const flows = FLOWS + 1 + (process.env.TRACE ? 2 : 0);
+  const byTableSettle = new Map<string, number>();
+  byTable = byTableSettle;
   const before = count;
   ok(await t.call('POST', '/sandbox/clock/advance', { seconds: 7 * 86_400 }));
-  console.log(`${'  + its settlement jobs (clock advance)'.padEnd(44)} ${((count - before) / 51).toFixed(1)} statements/flow`);
+  byTable = null;
+  console.log(`${'  + its settlement jobs (clock advance)'.padEnd(44)} ${((count - before) / flows).toFixed(1)} statements/flow`);
   const events = await t.store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
   const deliveries = await t.store.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
   console.log(`rows: events ${events.n}, webhook_deliveries ${deliveries.n} (no webhook endpoint configured)`);
-  const bytesAfter = await bytesByTable();
-  if (bytesBefore && bytesAfter) {
-    const diff = [...bytesAfter].map(([k, v]) => [k, (v - (bytesBefore.get(k) ?? 0)) / 51] as const).filter(([, v]) => Math.abs(v) >= 1).sort((a, b) => b[1] - a[1]);
-    const total = diff.reduce((a, [, v]) => a + v, 0);
-    console.log(`database bytes per payment flow (settled, rows + indexes, used bytes of pages): ${total.toFixed(0)}`);
-    for (const [k, v] of diff) console.log(`  ${k.padEnd(40)} ${v.toFixed(0)}`);
+
+  // Statements per flow by table: the request (FLOWS measured; the warm-up flow is not counted) and the settlement (all FLOWS + 1).
+  console.log(`\nstatements per payment flow by table (${PG ? 'PostgreSQL' : 'SQLite'}; the table each statement names first)`);
+  const tables = [...new Set([...byTableRequest.keys(), ...byTableSettle.keys()])];
+  const st = tables
+    .map((k) => ({ k, req: (byTableRequest.get(k) ?? 0) / FLOWS, set: (byTableSettle.get(k) ?? 0) / flows }))
+    .sort((a, b) => b.req + b.set - (a.req + a.set));
+  const sum = (f: (x: (typeof st)[number]) => number) => st.reduce((a, x) => a + f(x), 0);
+  printTable(
+    ['table', '', 'request', 'settlement', 'flow'],
+    [...st.map((x) => [x.k, '', x.req.toFixed(1), x.set.toFixed(1), (x.req + x.set).toFixed(1)]), ['total', '', sum((x) => x.req).toFixed(1), sum((x) => x.set).toFixed(1), sum((x) => x.req + x.set).toFixed(1)]],
+  );
+
+  // Bytes per settled flow by table and by index.
+  const bytesAfter = await bytesByPart();
+  const key = (p: Part) => `${p.table}\u0000${p.part}`;
+  const was = new Map(bytesBefore.map((p) => [key(p), p.bytes]));
+  const diff = bytesAfter.map((p) => ({ ...p, perFlow: (p.bytes - (was.get(key(p)) ?? 0)) / flows })).filter((p) => Math.abs(p.perFlow) >= 0.5);
+  const perTable = new Map<string, number>();
+  for (const p of diff) perTable.set(p.table, (perTable.get(p.table) ?? 0) + p.perFlow);
+  const total = diff.reduce((a, p) => a + p.perFlow, 0);
+  console.log(
+    `\ndatabase bytes per settled payment flow: ${n0(total)} (${flows} flows; ${PG ? 'PostgreSQL pg_relation_size of tables, indexes and TOAST: pages allocated, dead row versions included' : 'SQLite dbstat: used bytes of pages'})`,
+  );
+  const rows: string[][] = [];
+  for (const [table, bytes] of [...perTable].sort((a, b) => b[1] - a[1])) {
+    rows.push([table, '', n0(bytes)]);
+    for (const p of diff.filter((d) => d.table === table).sort((a, b) => b.perFlow - a.perFlow)) rows.push(['', p.part, n0(p.perFlow)]);
   }
+  rows.push(['total', '', n0(total)]);
+  printTable(['table', 'rows / index', 'bytes/flow'], rows);
+  console.log('');
 }
 await t.close();
 

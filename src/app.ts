@@ -16,6 +16,7 @@ import type { AppDeps } from './kernel/deps.js';
 import { openSealed } from './kernel/sealed.js';
 import { closeQueryString, lazySerializerFactory, refuseNul, validatorCompiler, validatorFactory } from './kernel/validation.js';
 import { nameSchemas } from './kernel/openapi.js';
+import { batchPerTurn } from './kernel/turn-batch.js';
 import { NAMED_SCHEMAS, WEBHOOK_SIGNATURE_SCHEME, nameOfTitle, webhooksSection } from './openapi-schemas.js';
 
 export type App = FastifyInstance;
@@ -49,6 +50,10 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | { level
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
+  // The first hook of every request: the requests of one event-loop turn go on together, from
+  // the end of its poll phase (kernel/turn-batch.ts; about a third less CPU per read, issue 35).
+  const inTurnBatch = batchPerTurn();
+  app.addHook('onRequest', (_req, _reply, done) => inTurnBatch(done as () => void));
   // Each area's hooks on the kernel's seams, its jobs and listeners (src/areas.ts).
   for (const area of AREAS) area.wire?.(deps);
   app.decorateRequest('auth', null);

@@ -29,11 +29,13 @@ import { stablecoinsArea } from './api/stablecoins/area.js';
 import { embeddedWalletsArea } from './api/embedded-wallets/area.js';
 import { agentsArea } from './api/agents/area.js';
 import { sandboxResetArea } from './sandbox/reset/area.js';
+import { sandboxSnapshotsArea } from './sandbox/snapshots/area.js';
 import { requestLogArea } from './sandbox/request-log/area.js';
 import { sandboxWebhookLogArea } from './sandbox/webhook-log/area.js';
 import { sandboxLedgerArea } from './sandbox/ledger-view/area.js';
 import { sandboxSeedArea } from './sandbox/seed/area.js';
 import { sandboxSettingsArea } from './sandbox/settings/area.js';
+import { sandboxFaultsArea } from './sandbox/faults/area.js';
 import { opsArea } from './operator/ops/area.js';
 import { dashboardArea } from './dashboard/area.js';
 
@@ -73,11 +75,13 @@ export const AREAS: readonly Area[] = [
   embeddedWalletsArea,
   agentsArea,
   sandboxResetArea,
+  sandboxSnapshotsArea,
   requestLogArea,
   sandboxWebhookLogArea,
   sandboxLedgerArea,
   sandboxSeedArea,
   sandboxSettingsArea,
+  sandboxFaultsArea,
   opsArea,
   dashboardArea,
 ];

@@ -23,8 +23,17 @@ const USAGE = `Usage: payments-service <command>
   seed                                    Create the demo data set on the platform, through the API
   reset [--all]                           Reset the platform's sandbox (--all: every platform, PAYMENTS_ADMIN_KEY)
   clock advance <duration>                Advance the platform's sandbox clock (90, 90s, 15m, 2h, 1d)
+  snapshot save <name> [--replace] [--all] Save the platform's sandbox under a name (--all: the whole store, PAYMENTS_ADMIN_KEY)
+  snapshot restore <name> [--all]         Put the platform (--all: the whole store) back as the snapshot saved it
+  snapshot list [--all]                   List the snapshots
+  snapshot delete <name> [--all]          Delete a snapshot
   webhooks tail [--json]                  Follow the platform's webhook deliveries live
   requests tail [--json]                  Follow the platform's request log live
+  faults add --kind <kind> [--operation <operationId | "METHOD /path">] (--count <n> | --duration <d> [--fraction <f>])
+             [--delay-ms <ms>] [--retry-after <s>]
+                                          Add a sandbox fault rule (docs/sandbox/faults.md)
+  faults list                             The platform's active fault rules
+  faults clear [<faultId>]                Remove one fault rule, or all of them
   platform create --name <name> [--regulated] [--skip-verification-paperwork]
   platform list
   token create [--platform <id>] --name <name> [--permissions VIEW,TRANSACT,MANAGE]
@@ -38,7 +47,7 @@ const USAGE = `Usage: payments-service <command>
 Environment: DATABASE_URL, PORT, HOST, PAYMENTS_API_TOKEN_ID, PAYMENTS_API_CLIENT_SECRET,
 PAYMENTS_ADMIN_KEY, PAYMENTS_SECRET_KEY, PAYMENTS_NEW_SECRET_KEY (rotate-secret), PAYMENTS_WEBHOOK_ALLOW_PRIVATE, PAYMENTS_DATA_KEY (deprecated),
 LOG_LEVEL. Without --platform, token commands act on the default platform.
-seed, reset, clock, webhooks and requests talk to a running server: --url (or PAYMENTS_URL, else
+seed, reset, clock, snapshot, webhooks, requests and faults talk to a running server: --url (or PAYMENTS_URL, else
 http://127.0.0.1:$PORT), credentials PAYMENTS_API_TOKEN_ID / PAYMENTS_API_CLIENT_SECRET
 (or --token-id / --client-secret).`;
 
@@ -193,6 +202,14 @@ async function run(cmd: string, sub: string | undefined, rest: string[]): Promis
         'client-secret': { type: 'string' },
         all: { type: 'boolean' },
         json: { type: 'boolean' },
+        kind: { type: 'string' },
+        operation: { type: 'string' },
+        count: { type: 'string' },
+        fraction: { type: 'string' },
+        duration: { type: 'string' },
+        'delay-ms': { type: 'string' },
+        'retry-after': { type: 'string' },
+        replace: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -258,7 +275,14 @@ async function run(cmd: string, sub: string | undefined, rest: string[]): Promis
 async function runRemote(
   cmd: string,
   sub: string | undefined,
-  values: { url?: string | undefined; 'token-id'?: string | undefined; 'client-secret'?: string | undefined; all?: boolean | undefined; json?: boolean | undefined },
+  values: {
+    url?: string | undefined;
+    'token-id'?: string | undefined;
+    'client-secret'?: string | undefined;
+    all?: boolean | undefined;
+    json?: boolean | undefined;
+    replace?: boolean | undefined;
+  } & FaultOptions,
   positionals: string[],
 ): Promise<number | undefined> {
   const r = remoteOf(values);
@@ -285,12 +309,85 @@ async function runRemote(
     if (seconds === undefined) throw new UsageError('clock advance needs a duration: seconds, or a number with s, m, h or d (15m, 2h)');
     return guarded(async () => print(await call(r, 'POST', '/sandbox/clock/advance', { seconds })));
   }
+  if (cmd === 'faults' && sub === 'add') {
+    const body = faultRuleOf(values);
+    return guarded(async () => print(await call(r, 'POST', '/sandbox/faults', body)));
+  }
+  if (cmd === 'faults' && sub === 'list') return guarded(async () => print(await call(r, 'GET', '/sandbox/faults')));
+  if (cmd === 'faults' && sub === 'clear') {
+    const id = positionals[0];
+    if (id === undefined) return guarded(async () => print(await call(r, 'DELETE', '/sandbox/faults')));
+    return guarded(async () => {
+      await call(r, 'DELETE', `/sandbox/faults/${encodeURIComponent(id)}`);
+      print({ deleted: 1 });
+    });
+  }
+  if (cmd === 'snapshot') {
+    // --all: the operator's whole-store snapshots (/admin/snapshots, PAYMENTS_ADMIN_KEY).
+    const base = values.all ? '/admin/snapshots' : '/sandbox/snapshots';
+    const name = positionals[0];
+    const named = (what: string) => {
+      if (!name) throw new UsageError(`snapshot ${what} needs a name`);
+      return `${base}/${encodeURIComponent(name)}`;
+    };
+    if (sub === 'save') {
+      if (!name) throw new UsageError('snapshot save needs a name');
+      return guarded(async () => print(await call(r, 'POST', `${base}${values.replace ? '?replace=true' : ''}`, { name })));
+    }
+    if (sub === 'restore') {
+      const path = named('restore');
+      return guarded(async () => print(await call(r, 'POST', `${path}/restore`)));
+    }
+    if (sub === 'list') return guarded(async () => print((await call<{ data: unknown[] }>(r, 'GET', base)).data));
+    if (sub === 'delete') {
+      const path = named('delete');
+      return guarded(async () => {
+        await call(r, 'DELETE', path);
+        process.stdout.write(`Deleted ${name}\n`);
+      });
+    }
+    throw new UsageError('snapshot takes save <name>, restore <name>, list or delete <name>');
+  }
   if ((cmd === 'webhooks' || cmd === 'requests') && sub === 'tail') {
     const controller = new AbortController();
     process.once('SIGINT', () => controller.abort());
     return guarded(() => (cmd === 'webhooks' ? tailWebhooks : tailRequests)(r, { json: values.json ?? false, signal: controller.signal }));
   }
   return undefined;
+}
+
+interface FaultOptions {
+  kind?: string | undefined;
+  operation?: string | undefined;
+  count?: string | undefined;
+  fraction?: string | undefined;
+  duration?: string | undefined;
+  'delay-ms'?: string | undefined;
+  'retry-after'?: string | undefined;
+}
+
+/** `faults add`'s options as the rule POST /sandbox/faults takes (the server checks the rule). */
+function faultRuleOf(v: FaultOptions): Record<string, unknown> {
+  if (!v.kind) throw new UsageError('faults add needs --kind (INTERNAL_ERROR, SERVICE_UNAVAILABLE, RATE_LIMITED, DELAY, COMMIT_THEN_DROP, WEBHOOK_DELAY, WEBHOOK_DUPLICATE, WEBHOOK_OUT_OF_ORDER)');
+  const number = (name: string, text: string | undefined): number | undefined => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${name} takes a number (got "${text}")`);
+    return n;
+  };
+  const duration = v.duration === undefined ? undefined : parseDuration(v.duration);
+  if (v.duration !== undefined && duration === undefined) throw new UsageError('--duration takes seconds, or a number with s, m, h or d (90s, 15m)');
+  const rule: Record<string, unknown> = { kind: v.kind.toUpperCase() };
+  if (v.operation !== undefined) rule.operation = v.operation;
+  const fields: Array<[string, number | undefined]> = [
+    ['count', number('count', v.count)],
+    ['fraction', number('fraction', v.fraction)],
+    ['durationSeconds', duration],
+    ['delayMs', number('delay-ms', v['delay-ms'])],
+    ['retryAfterSeconds', number('retry-after', v['retry-after'])],
+  ];
+  for (const [k, n] of fields) if (n !== undefined) rule[k] = n;
+  return rule;
 }
 
 /** Run the command line and exit with its status (serve keeps the process alive). */

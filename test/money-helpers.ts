@@ -52,7 +52,7 @@ export const PERSON = { beneficiaryType: 'INDIVIDUAL', fullName: 'Rita Receiver'
  * it without them: on an unregulated platform it then has no internal accounts.
  */
 export async function newCustomer(t: TestApp, currencies: string[], opts: { approved?: boolean; terms?: boolean; headers?: Record<string, string> } = {}): Promise<{ id: string; accounts: Record<string, Account> }> {
-  const body = { customerType: 'INDIVIDUAL', fullName: `Pat Payer ${Math.random().toString(36).slice(2, 7)}`, currencies, ...(opts.terms === false ? {} : { endUserTermsConsent: TERMS }) };
+  const body = { customerType: 'INDIVIDUAL', fullName: `Pat Payer ${Math.random().toString(36).slice(2, 7)}x`, currencies, ...(opts.terms === false ? {} : { endUserTermsConsent: TERMS }) };
   const res = await t.call('POST', '/customers', body, opts.headers);
   expect(res.statusCode, res.body).toBe(201);
   const id = (res.json() as { id: string }).id;

@@ -14,7 +14,7 @@ export interface Wallet {
 }
 
 export async function walletCustomer(t: TestApp, extra: Record<string, unknown> = {}, headers?: Record<string, string>): Promise<Wallet> {
-  const body = { customerType: 'INDIVIDUAL', fullName: `Wally Wallet ${Math.random().toString(36).slice(2, 7)}`, email: 'wally@example.com', currencies: ['USD'], endUserTermsConsent: TERMS, ...extra };
+  const body = { customerType: 'INDIVIDUAL', fullName: `Wally Wallet ${Math.random().toString(36).slice(2, 7)}x`, email: 'wally@example.com', currencies: ['USD'], endUserTermsConsent: TERMS, ...extra };
   const res = await t.call('POST', '/customers', body, headers);
   expect(res.statusCode, res.body).toBe(201);
   const customerId = (res.json() as { id: string }).id;

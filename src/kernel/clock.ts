@@ -28,7 +28,17 @@ export function platformNowMs(clock: Clock, offsetMs: number): number {
   return clock.nowMs() + offsetMs;
 }
 
-/** ISO 8601 UTC with milliseconds (fixed width, so strings sort like times). */
+let isoMs = NaN;
+let isoText = '';
+
+/**
+ * ISO 8601 UTC with milliseconds (fixed width, so strings sort like times). A request formats
+ * the same instant many times (its rows' and events' times): the last one is kept (issue 35).
+ */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
 }

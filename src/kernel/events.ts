@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { literalLimit } from './db/limit.js';
 import type { DB, WebhookDeliveriesTable } from './db/schema.js';
-import { prepared } from './db/prepared.js';
+import { prepared, preparedByShape, preparedInsert } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
 import { packPayload, payloadText } from './event-bodies.js';
 import { newId } from './ids.js';
@@ -48,12 +48,103 @@ export function eventIdOfDelivery(deliveryId: string): string | undefined {
   return deliveryId.startsWith('WebhookDelivery:') ? `Webhook:${deliveryId.slice('WebhookDelivery:'.length)}` : undefined;
 }
 
+/** An event row made and not yet inserted (emitEventsTogether). */
+interface NewEvent {
+  id: string;
+  platform_id: string;
+  type: string;
+  resource_id: string;
+  body: Buffer;
+  created_at: string;
+}
+
+/** The events emitted inside emitEventsTogether, per transaction, waiting for its one insert. */
+const together = new WeakMap<object, NewEvent[]>();
+
+/**
+ * Run `fn`, whose emitEvent calls on `trx` are written together when it returns: one
+ * multi-row insert of the events (in the order emitted, so their `seq`s keep that order) and,
+ * with a webhook endpoint, one of their deliveries (issue 35: a settlement batch's two events
+ * per payment). Nothing inside `fn` may read the events it emits; if `fn` throws, none is written.
+ */
+export async function emitEventsTogether<T>(trx: Transaction<DB>, fn: () => Promise<T>): Promise<T> {
+  if (together.has(trx)) return fn();
+  const rows: NewEvent[] = [];
+  together.set(trx, rows);
+  let out: T;
+  try {
+    out = await fn();
+  } finally {
+    together.delete(trx);
+  }
+  if (rows.length === 0) return out;
+  const seqs = new Map<string, number>();
+  for (let i = 0; i < rows.length; ) {
+    const n = Math.min(EVENTS_PER_INSERT, rows.length - i);
+    const chunk = rows.slice(i, i + n);
+    i += n;
+    const params: Record<string, unknown> = {};
+    chunk.forEach((r, j) => {
+      for (const k of EVENT_COLUMNS) params[`${j}:${k}`] = r[k];
+    });
+    for (const r of await insertEvents(n)!.all(trx, params)) seqs.set(r.id, Number(r.seq));
+  }
+  if (seqs.size !== rows.length) throw new Error('insert into events returned no seq');
+  const platforms = [...new Set(rows.map((r) => r.platform_id))];
+  let delivered = false;
+  for (const platformId of platforms) {
+    if (!(await platformHasEndpoint(trx, platformId))) continue;
+    delivered = true;
+    const mine = rows.filter((r) => r.platform_id === platformId);
+    for (let i = 0; i < mine.length; ) {
+      const n = Math.min(EVENTS_PER_INSERT, mine.length - i);
+      await insertDeliveries(trx, mine.slice(i, i + n).map((r) => deliveryRow(r, seqs.get(r.id)!)));
+      i += n;
+    }
+  }
+  if (delivered) {
+    queueMicrotask(() => {
+      for (const platformId of platforms) for (const l of listeners) l(platformId);
+    });
+  }
+  return out;
+}
+
+/** The whole delivery row of an event (as insertDelivery writes it), for the multi-row insert. */
+function deliveryRow(r: NewEvent, seq: number): Record<string, unknown> {
+  return {
+    id: deliveryIdOf(r.id),
+    platform_id: r.platform_id,
+    event_id: r.id,
+    event_seq: seq,
+    type: r.type,
+    resource_id: r.resource_id,
+    status: 'PENDING',
+    attempts: 0,
+    next_attempt_ms: Date.parse(r.created_at),
+    lease_until_ms: null,
+    last_status_code: null,
+    last_error: null,
+    delivered_at: null,
+    created_at: r.created_at,
+    updated_at: r.created_at,
+  };
+}
+
+const insertDeliveries = preparedInsert('webhook_deliveries');
+
 /** Record an event inside the caller's transaction. Returns its webhook id. */
 export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: string, at: string, event: DomainEvent): Promise<string> {
   const id = newId('Webhook');
   const payload = { id, type: event.type, timestamp: at, data: event.data };
   // The payload once, in the event's row, packed (event-bodies.ts); `payload` stays empty.
-  const inserted = await insertEvent.first(trx, { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: packPayload(JSON.stringify(payload), { id, resource_id: event.resourceId, created_at: at }), created_at: at });
+  const row: NewEvent = { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: packPayload(JSON.stringify(payload), { id, resource_id: event.resourceId, created_at: at }), created_at: at };
+  const waiting = together.get(trx);
+  if (waiting) {
+    waiting.push(row);
+    return id;
+  }
+  const inserted = await insertEvent.first(trx, row);
   if (!inserted) throw new Error('insert into events returned no seq');
   // Its delivery, in the same transaction, only when the platform has a webhook endpoint:
   // then it is due now. Without one no row is written; the event's delivery is shown as
@@ -83,6 +174,29 @@ const insertEvent = prepared<{ id: string; platform_id: string; type: string; re
     .insertInto('events')
     .values({ id: p('id'), platform_id: p('platform_id'), type: p('type'), resource_id: p('resource_id'), payload: '', body: p('body'), created_at: p('created_at') })
     .returning('seq'),
+);
+
+const EVENT_COLUMNS = ['id', 'platform_id', 'type', 'resource_id', 'body', 'created_at'] as const;
+/** Rows per multi-row insert of events at most (one prepared statement per number of rows up to it). */
+const EVENTS_PER_INSERT = 32;
+const insertEvents = preparedByShape<number, Record<string, unknown>, { id: string; seq: number }>(
+  (n) => String(n),
+  (db, p, n) =>
+    db
+      .insertInto('events')
+      .values(
+        Array.from({ length: n }, (_, j) => ({
+          id: p(`${j}:id`) as string,
+          platform_id: p(`${j}:platform_id`) as string,
+          type: p(`${j}:type`) as string,
+          resource_id: p(`${j}:resource_id`) as string,
+          payload: '',
+          body: p(`${j}:body`) as Buffer,
+          created_at: p(`${j}:created_at`) as string,
+        })),
+      )
+      .returning(['id', 'seq']),
+  EVENTS_PER_INSERT,
 );
 
 type NewDelivery = Pick<WebhookDeliveriesTable, 'id' | 'platform_id' | 'event_id' | 'event_seq' | 'type' | 'resource_id' | 'status' | 'next_attempt_ms' | 'created_at'>;

@@ -13,6 +13,8 @@ export interface CustomerCreatedEvent {
   currencies: string[];
   /** The customer's acceptance of the end-user terms is on file (after the change). */
   endUserTermsOnFile: boolean;
+  /** The customer's email after the change (null: none), so a hook need not read the row it was handed. */
+  email: string | null;
   at: string;
 }
 

@@ -33,14 +33,24 @@ const BATCH_BUDGET_MS = 10;
 const PG_CLAIMERS = 4;
 /** PostgreSQL: jobs per pass of the worker at most (all its claimers together). */
 const PG_JOBS_PER_PASS = 256;
-/** The same on PostgreSQL (where each claim takes one job; runBatch can take more). */
-const PG_BATCH_BUDGET_MS = 100;
+/**
+ * PostgreSQL: jobs a claim hands a kind's batch handler at most (issue 35). The claim takes
+ * one job; when its kind has a batch handler, it also takes up to this many due jobs of that
+ * kind and platform, and the transaction runs the batch handler on them and nothing else.
+ */
+const PG_BATCH_SIZE = 16;
 
 // The worker's queries, built and compiled once (db/prepared.ts).
 const insertJob = preparedInsert('jobs');
 const updateJob = preparedUpdate('jobs', ['id']);
 /** A job that ran is deleted in the transaction of its handler's writes (issue 15: bytes per flow). */
 const deleteJob = prepared<{ id: string }>((db, p) => db.deleteFrom('jobs').where('id', '=', p('id')));
+/** The jobs a batch handler completed, in one statement (per number of jobs: up to BATCH_SIZE shapes). */
+const deleteJobs = preparedByShape<number, Record<string, string>>(
+  (n) => String(n),
+  (db, p, n) => db.deleteFrom('jobs').where('id', 'in', Array.from({ length: n }, (_, i) => p(`j${i}`) as string)),
+  BATCH_SIZE,
+);
 
 interface ClaimRow {
   id: string;
@@ -87,6 +97,9 @@ const claimQuery = preparedByShape<{ kinds: number; platform: boolean; postgres:
 const SAVEPOINT_JOB = CompiledQuery.raw('savepoint job_run');
 const RELEASE_JOB = CompiledQuery.raw('release savepoint job_run');
 const ROLLBACK_JOB = CompiledQuery.raw('rollback to savepoint job_run');
+const SAVEPOINT_BATCH = CompiledQuery.raw('savepoint job_batch');
+const RELEASE_BATCH = CompiledQuery.raw('release savepoint job_batch');
+const ROLLBACK_BATCH = CompiledQuery.raw('rollback to savepoint job_batch');
 
 export interface JobRecord {
   id: string;
@@ -106,15 +119,35 @@ export interface JobContext {
 
 export type JobHandler = (ctx: JobContext) => Promise<void>;
 
+export interface BatchJobContext {
+  trx: Transaction<DB>;
+  /** Claimed jobs of the kind, all of one platform, in due order. */
+  jobs: JobRecord[];
+  /** Now on that platform's clock. */
+  nowMs: number;
+}
+
+/**
+ * Runs many claimed jobs of a kind at once (set-based statements), in their order: it
+ * completes the leading jobs it can do exactly as the kind's handler would, one after the
+ * other, and answers how many. The worker then runs the next job through the handler and
+ * hands the jobs after it to the batch handler again, so every job runs in claim order. If
+ * it throws, everything it wrote is rolled back and its jobs run through the handler.
+ */
+export type BatchJobHandler = (ctx: BatchJobContext) => Promise<number>;
+
 export interface JobKindOptions {
+  /** Optional: run the claimed jobs of this kind together (see BatchJobHandler). */
+  batch?: BatchJobHandler;
   maxAttempts?: number;
   /** First retry delay; doubles each attempt. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
 }
 
-interface Registered extends Required<JobKindOptions> {
+interface Registered extends Required<Omit<JobKindOptions, 'batch'>> {
   handler: JobHandler;
+  batch: BatchJobHandler | undefined;
 }
 
 export interface ScheduleInput {
@@ -144,25 +177,26 @@ export class JobQueue {
     private readonly pollMs = 200,
   ) {
     // SQLite: batches (one commit for many jobs; the batch holds the store's one connection
-    // for at most BATCH_BUDGET_MS). PostgreSQL: one job per transaction, as a batch would hold
-    // the row locks its jobs take (a payer's balance row, say) until its last job is done.
-    // SQLite: one batch at a time on its one connection. PostgreSQL: PG_CLAIMERS claims of one
-    // job each, side by side on their own connections; SKIP LOCKED gives each (and each
-    // process) a different job, and no lock is held longer than one job (decisions.md).
+    // for at most BATCH_BUDGET_MS), one at a time on its one connection. PostgreSQL:
+    // PG_CLAIMERS claims side by side on their own connections, each transaction running one
+    // job or one batch handler's run of jobs (runPgClaim: its row locks in a fixed order, a job
+    // it leaves to a transaction of its own); SKIP LOCKED gives each claimer (and each process)
+    // different jobs (decisions/performance.md).
     const pump =
       store.kind === 'postgres'
         ? async () => {
             // One claim first: an idle pass costs one (issue 15: idle statements), a busy one
             // then runs PG_CLAIMERS side by side.
-            if ((await this.runBatch(1)) === 0) return false;
-            // Then PG_CLAIMERS claimers side by side, each taking the next job as soon as its
-            // last one committed, until none is due (or PG_JOBS_PER_PASS ran: the loop then
-            // looks at its timers and comes back at once).
-            let ran = 1;
+            let ran = await this.runBatch(PG_BATCH_SIZE);
+            if (ran === 0) return false;
+            // Then PG_CLAIMERS claimers side by side, each taking the next job (or batch) as
+            // soon as its last one committed, until none is due (or PG_JOBS_PER_PASS ran: the
+            // loop then looks at its timers and comes back at once).
             const claimer = async () => {
               while (!this.stopping && ran < PG_JOBS_PER_PASS) {
-                if ((await this.runBatch(1)) === 0) return;
-                ran += 1;
+                const n = await this.runBatch(PG_BATCH_SIZE);
+                if (n === 0) return;
+                ran += n;
               }
             };
             await Promise.all(Array.from({ length: PG_CLAIMERS }, claimer));
@@ -199,6 +233,7 @@ export class JobQueue {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} registered twice`);
     this.handlers.set(kind, {
       handler,
+      batch: opts.batch,
       maxAttempts: opts.maxAttempts ?? 10,
       backoffBaseMs: opts.backoffBaseMs ?? 1_000,
       backoffMaxMs: opts.backoffMaxMs ?? 60 * 60_000,
@@ -241,9 +276,10 @@ export class JobQueue {
    * Claim up to `max` due jobs (optionally of one platform) in due order and run them in one
    * transaction, each handler in a savepoint of its own: a handler's writes and its job's
    * completion still commit together, and one commit serves the whole batch. Stops early
-   * (the jobs not reached stay pending) after `budgetMs` (by default BATCH_BUDGET_MS on
-   * SQLite, whose one connection the batch holds meanwhile, and PG_BATCH_BUDGET_MS on
-   * PostgreSQL), and when the loop is stopping. Returns how many jobs ran.
+   * (the jobs not reached stay pending) after `budgetMs` (by default BATCH_BUDGET_MS: SQLite's
+   * one connection is held meanwhile), and when the loop is stopping. On PostgreSQL the
+   * transaction runs one job or one batch handler's run of up to `max` (runPgClaim). Returns
+   * how many jobs ran.
    */
   async runBatch(max: number, opts: { platformId?: string | undefined; budgetMs?: number } = {}): Promise<number> {
     const { platformId } = opts;
@@ -252,9 +288,10 @@ export class JobQueue {
     if (kinds.length === 0) return 0;
     const realNow = this.clock.nowMs();
     const postgres = this.store.kind === 'postgres';
-    const budgetMs = opts.budgetMs ?? (postgres ? PG_BATCH_BUDGET_MS : BATCH_BUDGET_MS);
+    const budgetMs = opts.budgetMs ?? BATCH_BUDGET_MS;
     // The batch's connection before any waiting request's (PostgreSQL: priority-pool.ts;
     // SQLite's one connection has no queue of its own).
+    if (postgres) return withPoolPriority(() => db.transaction().execute((trx) => this.runPgClaim(trx, kinds, max, realNow, platformId)));
     return withPoolPriority(() =>
       db.transaction().execute(async (trx) => {
         const params: Record<string, unknown> = { now: realNow, platformId };
@@ -262,14 +299,93 @@ export class JobQueue {
         const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres, max })!.all(trx, params);
         const started = performance.now();
         let ran = 0;
-        for (const row of rows) {
+        let i = 0;
+        while (i < rows.length) {
           if (ran > 0 && (this.stopping || performance.now() - started > budgetMs)) break;
+          const row = rows[i]!;
+          // A kind with a batch handler: the run of jobs of its kind and platform that starts
+          // here goes to it; the leading jobs it completes are done, the next runs alone.
+          const batch = this.handlers.get(row.kind)?.batch;
+          if (batch && row.platform_id !== null) {
+            let end = i + 1;
+            while (end < rows.length && rows[end]!.kind === row.kind && rows[end]!.platform_id === row.platform_id) end += 1;
+            const n = await this.runBatched(trx, batch, rows.slice(i, end), realNow);
+            if (n > 0) {
+              ran += n;
+              i += n;
+              continue;
+            }
+          }
+          i += 1;
           await this.runClaimed(trx, row, realNow);
           ran += 1;
         }
         return ran;
       }),
     );
+  }
+
+  /**
+   * PostgreSQL: one claim, in the caller's transaction: the earliest due job; when its kind has
+   * a batch handler (and `max` > 1), the due jobs of its kind and platform after it too, up to
+   * `max`, for the batch handler. The transaction then runs either the batch handler's leading
+   * jobs or, when it completes none, that first job alone, and nothing else: every row lock a
+   * job takes is held only as long as its own batch, the batch takes its rows in one ordered
+   * statement per table (transactions by id, balance rows by account id), and a job the batch
+   * does not complete runs in a later transaction of its own, after this one committed (the
+   * other claimed jobs go back to the queue at the commit). So two claimers never wait on each
+   * other's rows in opposite orders (decisions/performance.md "Issue 35: settlement in batches").
+   */
+  private async runPgClaim(trx: Transaction<DB>, kinds: string[], max: number, realNow: number, platformId: string | undefined): Promise<number> {
+    const params: Record<string, unknown> = { now: realNow, platformId };
+    kinds.forEach((k, i) => (params[`k${i}`] = k));
+    const [row] = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres: true, max: 1 })!.all(trx, params);
+    if (!row) return 0;
+    const batch = this.handlers.get(row.kind)?.batch;
+    if (batch && row.platform_id !== null && max > 1) {
+      // The rows this transaction locked already are not skipped: the first one comes back.
+      const more = await claimQuery({ kinds: 1, platform: true, postgres: true, max })!.all(trx, { now: realNow, platformId: row.platform_id, k0: row.kind });
+      const rows = [row, ...more.filter((r) => r.id !== row.id).slice(0, max - 1)];
+      const n = await this.runBatched(trx, batch, rows, realNow);
+      if (n > 0) return n;
+    }
+    await this.runClaimed(trx, row, realNow);
+    return 1;
+  }
+
+  /**
+   * Hand a run of claimed jobs (same kind, same platform: one platform clock) to the kind's
+   * batch handler inside a savepoint; the leading jobs it completed are deleted in one
+   * statement. Answers how many it completed. A handler that throws is rolled back and
+   * completes none (they then run one by one, with the usual failure handling).
+   */
+  private async runBatched(trx: Transaction<DB>, batch: BatchJobHandler, rows: ClaimRow[], realNow: number): Promise<number> {
+    const nowMs = realNow + Number(rows[0]!.clock_offset_ms ?? 0);
+    const jobs: JobRecord[] = rows.map((row) => ({
+      id: row.id,
+      platformId: row.platform_id,
+      kind: row.kind,
+      payload: JSON.parse(row.payload),
+      runAtMs: Number(row.run_at_ms),
+      attempts: Number(row.attempts) + 1,
+    }));
+    await trx.executeQuery(SAVEPOINT_BATCH);
+    try {
+      const n = Math.max(0, Math.min(jobs.length, await batch({ trx, jobs, nowMs })));
+      if (n > 0) {
+        const ids = jobs.slice(0, n).map((j) => j.id);
+        const q = deleteJobs(n);
+        if (q) await q.execute(trx, Object.fromEntries(ids.map((id, i) => [`j${i}`, id])));
+        else await trx.deleteFrom('jobs').where('id', 'in', ids).execute();
+      }
+      await trx.executeQuery(RELEASE_BATCH);
+      return n;
+    } catch (err) {
+      await trx.executeQuery(ROLLBACK_BATCH);
+      await trx.executeQuery(RELEASE_BATCH);
+      this.log?.debug({ err: err instanceof Error ? err.message : String(err), jobs: jobs.length }, 'job batch fell back to one at a time');
+      return 0;
+    }
   }
 
   private async runClaimed(trx: Transaction<DB>, row: ClaimRow, realNow: number): Promise<void> {
@@ -340,11 +456,20 @@ export class JobQueue {
     return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
   }
 
-  /** Run every job that is due now (optionally of one platform), in due order. */
+  /**
+   * Run every job that is due now (optionally of one platform), in due order: on SQLite in
+   * batches (as the worker claims them), on PostgreSQL one job or one batch handler's run of
+   * jobs per transaction (runPgClaim).
+   */
   async runDue(platformId?: string, max = 10_000): Promise<number> {
+    const size = this.store.kind === 'postgres' ? PG_BATCH_SIZE : BATCH_SIZE;
     let n = 0;
-    while (n < max && (await this.runOne(platformId))) n += 1;
-    return n;
+    for (;;) {
+      if (n >= max) return n;
+      const ran = await this.runBatch(Math.min(size, max - n), { platformId });
+      if (ran === 0) return n;
+      n += ran;
+    }
   }
 
   /** Start the worker loop. It runs due jobs at once, then polls. */

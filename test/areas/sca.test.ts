@@ -49,7 +49,7 @@ describe(`strong customer authentication (${STORE})`, () => {
     const tag = Math.random().toString(36).slice(2, 8);
     const res = await t.call('POST', '/customers', {
       customerType: 'INDIVIDUAL',
-      fullName: `Erika Muster ${tag}`,
+      fullName: `Erika Muster ${tag}x`,
       region,
       email: `erika.${tag}@example.eu`,
       phoneNumber: '+4915112345678',

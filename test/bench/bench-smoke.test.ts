@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 // sources (--server bin) so the test does not pay for a build. Once per suite: the harness
 // makes its own store, so the PostgreSQL project skips it. A second, shorter run seeds 2,000
 // customers and transactions (--seed) and checks what the seed reports and the lists count.
+// Both runs pass --no-prism: npm test never installs Prism (the bench's peer); its requests
+// are checked against the reference in prism-requests.test.ts.
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const STORE = process.env.TEST_STORE ?? 'sqlite';
@@ -41,6 +43,9 @@ interface Result {
   settlement: { pendingAtEnd: number; overdueMsAtEnd: number; drainedMs: number | null; after: { ok: boolean; jobsByStatus: Record<string, number> } } | null;
   startup: { restartMs: number };
   rssMb: { afterRun: Array<{ mb: number | null }> };
+  prism: unknown;
+  paymentCost: { flows: number; cpuUsPerFlow: number | null; bytesPerFlow: number | null } | null;
+  targets: Array<{ name: string; value: string; met: boolean | null; applies?: boolean }>;
 }
 
 function run(args: string[]): Promise<{ code: number; output: string }> {
@@ -56,7 +61,7 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
   it('runs every scenario briefly with no errors and writes a results JSON', async () => {
     const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
     try {
-      const { code, output } = await run(['--server', 'bin', '--duration', '1', '--warmup', '0', '--connections', '4', '--out', out]);
+      const { code, output } = await run(['--server', 'bin', '--duration', '1', '--warmup', '0', '--connections', '4', '--no-prism', '--out', out]);
       expect(code, output).toBe(0);
       const files = readdirSync(out).filter((f) => f.endsWith('-sqlite.json'));
       expect(files, output).toHaveLength(1);
@@ -91,6 +96,18 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
       expect(result.settlement?.after.jobsByStatus.pending ?? 0).toBe(0);
       expect(result.startup.restartMs).toBeGreaterThan(0);
       expect(result.rssMb.afterRun[0]?.mb).toBeGreaterThan(0);
+      // The payment flow once settled: CPU and database bytes per flow, both measured.
+      expect(result.paymentCost?.flows).toBe(result.scenarios.find((s) => s.name === 'payment')!.requests);
+      expect(result.paymentCost?.cpuUsPerFlow).toBeGreaterThan(0);
+      expect(result.paymentCost?.bytesPerFlow).toBeGreaterThan(500);
+      // Issue 35's targets are judged where measured; without Prism its ratios are not.
+      expect(result.prism).toBeNull();
+      const target = (n: string) => result.targets.find((x) => x.name === n);
+      expect(target('payment flow vs Prism (SQLite)')).toMatchObject({ met: null, value: 'Prism not run (--no-prism)' });
+      expect(target('bytes written per payment flow, settled')?.met).toEqual(expect.any(Boolean));
+      expect(target('settlement keeps up')?.met).toEqual(expect.any(Boolean));
+      expect(target('CPU per payment flow, request + settlement (SQLite)')?.value).toBe(`${result.paymentCost!.cpuUsPerFlow!.toLocaleString('en-US')} µs`);
+      expect(target('service CPU per payment flow, request + settlement (PostgreSQL)')?.applies).toBe(false);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
@@ -99,7 +116,7 @@ describe.skipIf(STORE !== 'sqlite')('benchmark harness (smoke)', () => {
   it('--seed fills the bench platform in SQL before the measured start, and the lists count the seeded rows exactly', async () => {
     const out = mkdtempSync(join(tmpdir(), 'bench-smoke-seed-'));
     try {
-      const { code, output } = await run(['--server', 'bin', '--duration', '0.5', '--warmup', '0', '--connections', '4', '--seed', '2000', '--scenarios', 'bare,list,list-deep,transactions', '--out', out]);
+      const { code, output } = await run(['--server', 'bin', '--duration', '0.5', '--warmup', '0', '--connections', '4', '--no-prism', '--seed', '2000', '--scenarios', 'bare,list,list-deep,transactions', '--out', out]);
       expect(code, output).toBe(0);
       const files = readdirSync(out).filter((f) => f.endsWith('-sqlite.json'));
       expect(files, output).toHaveLength(1);

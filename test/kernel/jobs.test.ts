@@ -44,6 +44,7 @@ describe(`durable jobs (${STORE})`, () => {
       ...(extra.maxAttempts !== undefined ? { maxAttempts: extra.maxAttempts } : {}),
     });
 
+  // On SQLite no PriorityPool exists, so no priority context is kept (no AsyncLocalStorage on its hot path).
   it('runs its handlers first in line for the pool (priority-pool.ts), and nothing after them', async () => {
     const had: boolean[] = [];
     jobs.register('test.priority', async () => {
@@ -52,7 +53,7 @@ describe(`durable jobs (${STORE})`, () => {
     await schedule('test.priority', t.clock.nowMs());
     await schedule('test.priority', t.clock.nowMs());
     expect(await jobs.runDue()).toBe(2);
-    expect(had).toEqual([true, true]);
+    expect(had).toEqual(STORE === 'postgres' ? [true, true] : [false, false]);
     expect(hasPoolPriority()).toBe(false);
   });
 
@@ -74,6 +75,69 @@ describe(`durable jobs (${STORE})`, () => {
     expect(ctx.nowMs).toBe(t.clock.nowMs());
     // It ran once: its row went with that commit.
     expect(await findJob(t.store, id)).toBeUndefined();
+  });
+
+  it('a batch handler completes the leading jobs it takes; the next runs alone, then the rest goes back to it: claim order kept', async () => {
+    const sizes: number[] = [];
+    jobs.register(
+      'test.batched',
+      async (ctx) => {
+        await emitEvent(ctx.trx, platformId, iso(ctx.nowMs), { type: 'TEST.ONE', resourceId: 'r', data: ctx.job.payload });
+      },
+      {
+        batch: async (ctx) => {
+          sizes.push(ctx.jobs.length);
+          let n = 0;
+          for (const job of ctx.jobs) {
+            if (!(job.payload as { batchable: boolean }).batchable) break;
+            await emitEvent(ctx.trx, platformId, iso(ctx.nowMs), { type: 'TEST.BATCH', resourceId: 'r', data: job.payload });
+            n += 1;
+          }
+          return n;
+        },
+      },
+    );
+    const plan = [true, true, false, true, true];
+    const ids: string[] = [];
+    for (const [n, batchable] of plan.entries()) ids.push(await schedule('test.batched', t.clock.nowMs(), { n, batchable }));
+    expect(await jobs.runDue()).toBe(5);
+    const events = await listEvents(t.store.db, platformId, { resourceId: 'r' });
+    expect(events.map((e) => [e.type, (e.payload.data as { n: number }).n])).toEqual([
+      ['TEST.BATCH', 0],
+      ['TEST.BATCH', 1],
+      ['TEST.ONE', 2],
+      ['TEST.BATCH', 3],
+      ['TEST.BATCH', 4],
+    ]);
+    // SQLite claims the five at once: the batch gets them all, then the two after the one that ran alone.
+    // PostgreSQL the same, one transaction each: the batch's two, then the job it left alone
+    // (after the batch of three completed none), then the last two.
+    expect(sizes).toEqual([5, 3, 2]);
+    for (const id of ids) expect(await findJob(t.store, id)).toBeUndefined();
+  });
+
+  it('a batch handler that throws is rolled back and its jobs run one at a time', async () => {
+    jobs.register(
+      'test.batch-throws',
+      async (ctx) => {
+        await emitEvent(ctx.trx, platformId, iso(ctx.nowMs), { type: 'TEST.ONE', resourceId: 'q', data: ctx.job.payload });
+      },
+      {
+        batch: async (ctx) => {
+          for (const job of ctx.jobs) await emitEvent(ctx.trx, platformId, iso(ctx.nowMs), { type: 'TEST.BATCH', resourceId: 'q', data: job.payload });
+          throw new Error('refused');
+        },
+      },
+    );
+    for (let n = 0; n < 3; n++) await schedule('test.batch-throws', t.clock.nowMs(), { n });
+    expect(await jobs.runDue()).toBe(3);
+    const events = await listEvents(t.store.db, platformId, { resourceId: 'q' });
+    expect(events.map((e) => [e.type, (e.payload.data as { n: number }).n])).toEqual([
+      ['TEST.ONE', 0],
+      ['TEST.ONE', 1],
+      ['TEST.ONE', 2],
+    ]);
+    expect(await t.store.db.selectFrom('jobs').select('id').where('kind', '=', 'test.batch-throws').execute()).toEqual([]);
   });
 
   it('does not run a job before its due time on the clock', async () => {

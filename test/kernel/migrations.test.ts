@@ -51,6 +51,8 @@ describe(`the migrations folder (${STORE})`, () => {
 const FIXTURE = new URL('../fixtures/store-ac49a31.sqlite.gz', import.meta.url);
 const FIXTURE_AUTH = basic('fixture-token-id', 'fixture-client-secret');
 const FIXTURE_CUSTOMER = 'Customer:01a24a1a-93a9-7279-8236-edc8b2cb9b45';
+/** The last migration the fixture's code had: later ones run when it is opened. */
+const FIXTURE_LAST_MIGRATION = '0032_postings_without_entry_columns';
 
 describe(`a store migrated by older code (SQLite file of ac49a31; ${STORE} run)`, () => {
   let dir: string | undefined;
@@ -77,10 +79,14 @@ describe(`a store migrated by older code (SQLite file of ac49a31; ${STORE} run)`
     writeFileSync(file, gunzipSync(readFileSync(FIXTURE)));
     copyFileSync(file, join(dir, 'as-made.sqlite'));
     const before = recorded(file);
-    expect(before.map((r) => r.name)).toEqual(Object.keys(migrations()).sort());
+    // The fixture has every migration up to its making; migrations added since (0034 onwards)
+    // run on it, and only they.
+    const all = Object.keys(migrations()).sort();
+    const made = all.filter((n) => n <= FIXTURE_LAST_MIGRATION);
+    expect(before.map((r) => r.name)).toEqual(made);
 
     const store = await openStore({ kind: 'sqlite', location: file });
-    expect(await migrate(store)).toEqual([]);
+    expect((await migrate(store)).sort()).toEqual(all.filter((n) => n > FIXTURE_LAST_MIGRATION));
     const testStore: TestStore = { store, drop: async () => {} };
     t = await makeApp({
       testStore,
@@ -95,7 +101,7 @@ describe(`a store migrated by older code (SQLite file of ac49a31; ${STORE} run)`
     expect(res.json()).toMatchObject({ id: FIXTURE_CUSTOMER, platformCustomerId: 'fixture-customer-1', customerType: 'INDIVIDUAL', fullName: 'Jane Smith', birthDate: '1990-01-15' });
     await t.close();
     t = undefined;
-    expect(recorded(file)).toEqual(before);
-    expect(recorded(file)).toEqual(recorded(join(dir, 'as-made.sqlite')));
+    expect(recorded(file).filter((r) => r.name <= FIXTURE_LAST_MIGRATION)).toEqual(before);
+    expect(recorded(file).filter((r) => r.name <= FIXTURE_LAST_MIGRATION)).toEqual(recorded(join(dir, 'as-made.sqlite')));
   });
 });

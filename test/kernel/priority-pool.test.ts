@@ -129,6 +129,8 @@ describe('PriorityPool', () => {
 
 describe('who has the priority', () => {
   it('a background loop started or kicked from priority work does not inherit it', async () => {
+    // The priority is kept once the process has a PriorityPool (a PostgreSQL store).
+    new PriorityPool(fakePool(1), 1);
     const seen: boolean[] = [];
     let passes = 0;
     const loop = new PollingLoop(

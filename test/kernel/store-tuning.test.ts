@@ -352,7 +352,7 @@ describe(`job batches and wake-ups (${STORE})`, () => {
   });
   afterEach(async () => t.close());
 
-  it('runs several due jobs in one batch, each in its own savepoint', async () => {
+  it('runs several due jobs in one batch (on PostgreSQL one per claim), each in its own savepoint', async () => {
     const platformId = t.running.bootstrap.platform.id;
     const jobs = t.running.jobs;
     const ran: number[] = [];
@@ -363,7 +363,15 @@ describe(`job batches and wake-ups (${STORE})`, () => {
       ran.push(n);
     });
     for (let n = 1; n <= 4; n += 1) await jobs.schedule(t.store.db, { platformId, kind: 'test.batch', payload: n, runAtMs: t.clock.nowMs(), at: iso(t.clock.nowMs()) });
-    expect(await jobs.runBatch(10, { budgetMs: Infinity })).toBe(4);
+    // SQLite: the four in one batch. PostgreSQL: a kind without a batch handler runs one job per
+    // transaction (jobs.ts runPgClaim), so the four take four claims, with the same outcome.
+    let total = await jobs.runBatch(10, { budgetMs: Infinity });
+    if (STORE === 'sqlite') expect(total).toBe(4);
+    for (let n = total; n > 0; ) {
+      n = await jobs.runBatch(10, { budgetMs: Infinity });
+      total += n;
+    }
+    expect(total).toBe(4);
     expect(ran).toEqual([1, 3, 4]);
     const events = await t.store.db.selectFrom('events').select('resource_id').where('type', '=', 'TEST.BATCH').orderBy('resource_id').execute();
     expect(events.map((e) => e.resource_id)).toEqual(['1', '3', '4']); // the failed one's write is rolled back

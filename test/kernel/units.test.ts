@@ -62,6 +62,23 @@ describe(`ids (${STORE})`, () => {
     expect(re.test('Customer:0192f7c4-1234-7abc-8def-0123456789a')).toBe(false);
   });
 
+  it('formats an id in the v7 layout with the variant bits, and an instant as ISO text (the last one kept)', () => {
+    const ids = Array.from({ length: 600 }, () => uuidv7()); // past a refill of the random pool
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(ids.map((id) => id.slice(19))).size).toBe(ids.length);
+    for (const ms of [0, 1, Date.UTC(2026, 11, 6, 10, 0, 0, 5), Date.UTC(2026, 11, 6, 10, 0, 0, 5), 1, 253402300799999]) {
+      expect(iso(ms)).toBe(new Date(ms).toISOString());
+    }
+  });
+
+  it('never mints an id ending in a sandbox magic suffix (000–009), so no id triggers a sandbox rule by chance', () => {
+    // 1 in 410 random ids would end in 00 and a digit; 40,000 ids meet about a hundred such draws.
+    const ids = Array.from({ length: 40_000 }, () => uuidv7());
+    expect(ids.filter((id) => /00[0-9]$/.test(id))).toEqual([]);
+    // The rewrite keeps the rest random: endings 010–019 appear at about twice their share.
+    expect(ids.filter((id) => /01[0-9]$/.test(id)).length).toBeGreaterThan(100);
+  });
+
   // Last in this block: minting at a future time moves the generator's notion of "last
   // millisecond" forward for the rest of this file (module state).
   it('stays increasing when the clock steps back and when one millisecond runs out of sequence', () => {

@@ -7,6 +7,11 @@ import { createCustomer, currentEndUserTermsVersion, deleteCustomer, getCustomer
 
 const tags = ['Customers'];
 
+/** The JSON text of frozen customer views (GET /customers/{id}), made once per view. */
+const answerTexts = new WeakMap<object, string>();
+/** What Fastify's serialized JSON answers carry. */
+const JSON_UTF8 = 'application/json; charset=utf-8';
+
 /** The published end-user terms: a page this server serves, per version. */
 export function endUserTermsUrl(origin: string, version: string): string {
   return `${origin}/legal/end-user-terms/${encodeURIComponent(version)}`;
@@ -58,7 +63,16 @@ export const customersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/customers/:customerId',
     { schema: { tags, operationId: 'getCustomerById', summary: 'Get a customer', params: CustomerIdParams, response: { 200: Customer, ...errorResponses(404) } } },
-    async (req) => getCustomer(store.db, authOf(req).platform.id, req.params.customerId),
+    async (req, reply) => {
+      const view = await getCustomer(store.db, authOf(req).platform.id, req.params.customerId);
+      // A frozen view is shared (one per cached row: getCustomer): its answer's JSON is made
+      // once, by this route's serializer, and sent as that text with the content type the
+      // serializer's answer has (issue 35).
+      if (!Object.isFrozen(view)) return view;
+      let text = answerTexts.get(view);
+      if (text === undefined) answerTexts.set(view, (text = reply.serialize(view) as string));
+      return reply.type(JSON_UTF8).send(text as never); // the answer already serialized
+    },
   );
 
   app.patch(

@@ -110,9 +110,10 @@ export function customerStatusEventType(customerType: string, status: string): s
   return `CUSTOMER.${customerType === 'BUSINESS' ? 'KYB' : 'KYC'}_${status}`;
 }
 
-export async function emitCustomerStatus(db: Db, row: CustomerRow, at: string): Promise<void> {
+/** The status event of `row`, if its status is announced; `view` is the row's customerView when the caller has it. */
+export async function emitCustomerStatus(db: Db, row: CustomerRow, at: string, view?: Customer): Promise<void> {
   const type = customerStatusEventType(row.customer_type, row.status);
-  if (type) await emitEvent(db, row.platform_id, at, { type, resourceId: row.id, data: await customerView(db, row) });
+  if (type) await emitEvent(db, row.platform_id, at, { type, resourceId: row.id, data: view ?? (await customerView(db, row)) });
 }
 
 /**
@@ -223,37 +224,31 @@ export async function createCustomer(deps: CustomerDeps, platform: PlatformRow, 
     const retry = attempt < MAX_GENERATION_ATTEMPTS - 1;
     try {
       // The answer is stored under the request's Idempotency-Key with the customer (kernel/idempotency.ts).
-      return await effectTransaction(store.db, async (trx) => {
-        if (await activePlatformCustomerIdTaken(trx, platform.id, row.platform_customer_id)) {
-          if (generatedPcid && retry) throw DRAW_AGAIN;
-          throw platformCustomerIdConflict(row.platform_customer_id);
-        }
-        if (await umaAddressTaken(trx, row.uma_address)) {
-          if (generatedUma && retry) throw DRAW_AGAIN;
-          throw umaAddressConflict(row.uma_address);
-        }
-        await insertNewCustomer(deps.hooks, trx, platform, row, at, { checked: true });
-        return customerView(trx, row);
-      });
+      // No look-up of the two identifiers first (issue 35): the unique indexes on
+      // (platform_id, platform_customer_id) of live customers and on uma_address refuse a
+      // taken one, and the insert's failure is told apart below, in the order the checks had.
+      return await effectTransaction(store.db, (trx) => insertNewCustomer(deps.hooks, trx, platform, row, at, { checked: true }));
     } catch (err) {
-      if (err === DRAW_AGAIN) continue;
-      // Two creates racing for the same ids: the unique indexes decide.
-      if (isUniqueViolation(err)) {
-        if (await umaAddressTaken(store.db, row.uma_address)) {
-          if (generatedUma && retry) continue;
-          throw umaAddressConflict(row.uma_address);
-        }
+      if (!isUniqueViolation(err)) throw err;
+      // A taken identifier, already stored or written by a create racing this one: a
+      // generated one is drawn again, one the request names answers 409 (platformCustomerId first).
+      if (await activePlatformCustomerIdTaken(store.db, platform.id, row.platform_customer_id)) {
         if (generatedPcid && retry) continue;
         throw platformCustomerIdConflict(row.platform_customer_id);
       }
-      throw err;
+      if (await umaAddressTaken(store.db, row.uma_address)) {
+        if (generatedUma && retry) continue;
+        throw umaAddressConflict(row.uma_address);
+      }
+      // The row that took it is gone again (its transaction rolled back, or it was deleted): try once more.
+      if (retry) continue;
+      throw generatedUma ? platformCustomerIdConflict(row.platform_customer_id) : umaAddressConflict(row.uma_address);
     }
   }
 }
 
 /** Draws of a generated value before giving up (each later draw is 64 random bits: never reached in practice). */
 export const MAX_GENERATION_ATTEMPTS = 8;
-const DRAW_AGAIN = Symbol('draw again');
 
 /**
  * The random parts of generated customer values: the UMA address's suffix (3 random bytes,
@@ -357,11 +352,6 @@ export async function takenIdentifiers(db: Db, platformId: string, platformCusto
 }
 
 /**
- * Insert a new customer inside the caller's transaction: 409 when its platformCustomerId or
- * UMA address is taken, then the row, the other areas' hooks (its internal accounts) and its
- * status event.
- */
-/**
  * Insert many new customers whose identifiers the caller checked (takenIdentifiers), in
  * multi-row statements, then for each the other areas' hooks and its status event, as
  * insertNewCustomer does.
@@ -369,19 +359,35 @@ export async function takenIdentifiers(db: Db, platformId: string, platformCusto
 export async function insertNewCustomers(hooks: Hooks, trx: Transaction<DB>, platform: PlatformRow, rows: CustomerRow[], at: string): Promise<void> {
   await insertCustomers(trx, rows);
   for (const row of rows) {
-    await hooks.emitCustomerCreated({ trx, platform, customerId: row.id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), at });
+    await hooks.emitCustomerCreated({ trx, platform, customerId: row.id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), email: row.email, at });
     await emitCustomerStatus(trx, row, at);
   }
 }
 
-export async function insertNewCustomer(hooks: Hooks, trx: Transaction<DB>, platform: PlatformRow, row: CustomerRow, at: string, opts: { checked?: boolean } = {}): Promise<void> {
+/**
+ * Insert a new customer inside the caller's transaction: 409 when its platformCustomerId or
+ * UMA address is taken (unless the caller `checked` them, or lets the unique indexes refuse
+ * them), then the row, the other areas' hooks (its internal accounts) and its status event.
+ * Answers the customer's view.
+ */
+export async function insertNewCustomer(
+  hooks: Hooks,
+  trx: Transaction<DB>,
+  platform: PlatformRow,
+  row: CustomerRow,
+  at: string,
+  opts: { checked?: boolean } = {},
+): Promise<Customer> {
   if (!opts.checked) {
     if (await activePlatformCustomerIdTaken(trx, platform.id, row.platform_customer_id)) throw platformCustomerIdConflict(row.platform_customer_id);
     if (await umaAddressTaken(trx, row.uma_address)) throw umaAddressConflict(row.uma_address);
   }
   await insertCustomer(trx, row);
-  await hooks.emitCustomerCreated({ trx, platform, customerId: row.id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), at });
-  await emitCustomerStatus(trx, row, at);
+  await hooks.emitCustomerCreated({ trx, platform, customerId: row.id, currencies: JSON.parse(row.currencies) as string[], endUserTermsOnFile: hasEndUserTermsOnFile(row), email: row.email, at });
+  // One view for the status event and the answer (they were built twice).
+  const view = await customerView(trx, row);
+  await emitCustomerStatus(trx, row, at, view);
+  return view;
 }
 
 export async function requireCustomer(db: Db, platformId: string, id: string): Promise<CustomerRow> {
@@ -391,8 +397,20 @@ export async function requireCustomer(db: Db, platformId: string, id: string): P
 }
 
 export async function getCustomer(db: Kysely<DB>, platformId: string, id: string): Promise<Customer> {
-  return customerView(db, await requireCustomer(db, platformId, id));
+  const row = await requireCustomer(db, platformId, id);
+  // An individual's view is a function of its row alone; a business's also reads its owners.
+  if (row.customer_type !== 'INDIVIDUAL' || !Object.isFrozen(row)) return customerView(db, row);
+  let view = individualViews.get(row);
+  if (!view) individualViews.set(row, (view = Object.freeze(await customerView(db, row))));
+  return view;
 }
+
+/**
+ * The views of rows read through the customers' TableCache (frozen, shared by requests): a
+ * row object stands for one version of its customer (a change is a new object), so its view
+ * is built once (issue 35). Frozen: shared by the answers (the route keeps its JSON text too).
+ */
+const individualViews = new WeakMap<CustomerRow, Customer>();
 
 export async function listCustomers(db: Kysely<DB>, platformId: string, filter: CustomerFilter, page: { limit?: number | undefined; cursor?: string | undefined }): Promise<Page<Customer>> {
   // The unfiltered list (deleted customers in or out) reads its kept count: O(1), exact.
@@ -455,6 +473,7 @@ export async function updateCustomer(deps: CustomerDeps, platform: PlatformRow, 
         customerId: id,
         currencies: JSON.parse(patch.currencies ?? row.currencies) as string[],
         endUserTermsOnFile: hasEndUserTermsOnFile({ ...row, ...patch }),
+        email: patch.email ?? row.email,
         at,
       });
       return customerView(trx, { ...row, ...patch });

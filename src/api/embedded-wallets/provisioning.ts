@@ -6,7 +6,6 @@ import { newId } from '../../kernel/ids.js';
 import type { Sealer } from '../../kernel/sealed.js';
 import { fundingReference } from '../../sandbox/rules/funding-instructions.js';
 import { platformSettings } from '../config/service.js';
-import { findCustomer } from '../customers/store.js';
 import type { InternalAccount } from '../internal-accounts/schemas.js';
 import { insertAccounts, type InternalAccountRow } from '../internal-accounts/store.js';
 import { openInternalLedgerAccounts } from '../ledger/service.js';
@@ -31,16 +30,17 @@ type Db = Kysely<DB> | Transaction<DB>;
  */
 export async function onCustomerChange(sealer: Sealer, e: CustomerCreatedEvent, opts: { created?: boolean } = {}): Promise<void> {
   const { trx, platform } = e;
-  const customer = await findCustomer(trx, platform.id, e.customerId);
-  if (!customer) return;
+  // The customer's email comes with the event (the row its transaction just wrote; issue 35:
+  // no read of it again).
+  const email = e.email;
   // A customer created in this transaction has no wallet yet: no need to look (issue 15).
   const wallets = opts.created ? [] : await store.walletAccountsOf(trx, platform.id, e.customerId);
   if (wallets.length > 0) {
-    for (const w of wallets) await syncEmailCredential(trx, platform.id, w.id, customer.email, e.at);
+    for (const w of wallets) await syncEmailCredential(trx, platform.id, w.id, email, e.at);
     return;
   }
   // The wallet's first credential is the EMAIL_OTP tied to the customer's email: no email, no wallet yet.
-  if (!customer.email) return;
+  if (!email) return;
   const holds = await trx.selectFrom('internal_accounts').select('id').where('platform_id', '=', platform.id).where('customer_id', '=', e.customerId).executeTakeFirst();
   if (!holds) return; // not allowed to hold accounts yet (the end-user terms)
   if (!(await platformSettings(trx, platform.id)).supportedCurrencies.includes(WALLET_CURRENCY)) return;
@@ -68,7 +68,7 @@ export async function onCustomerChange(sealer: Sealer, e: CustomerCreatedEvent, 
     mnemonic: sealer.seal(seed, `embedded_wallets.mnemonic:${id}`),
     created_at: e.at,
   });
-  await insertOtpCredential(trx, platform.id, id, 'EMAIL_OTP', customer.email, e.at);
+  await insertOtpCredential(trx, platform.id, id, 'EMAIL_OTP', email, e.at);
 }
 
 async function syncEmailCredential(db: Db, platformId: string, accountId: string, email: string | null, at: string): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, invalidInput } from '../../kernel/errors.js';
+import { findAccount } from '../internal-accounts/store.js';
 import { findQuote, type QuoteRow } from '../quotes/store.js';
 import { sha256Hex } from './crypto.js';
 import type { SignedRequestChallenge } from './schemas.js';
@@ -21,6 +22,10 @@ type Db = Kysely<DB> | Transaction<DB>;
  * cannot be executed at creation (the payload only exists in its answer).
  */
 export async function walletQuoteInstructions(db: Db, platformId: string, nowMs: number, q: { quoteId: string; sourceAccountId: string; amount: number; currency: string; destination: string; immediatelyExecute: boolean; field: string }): Promise<string | null> {
+  // Only an EMBEDDED_WALLET account has a wallet (provisioning.ts writes both together): the
+  // account is cached (internal-accounts/store.ts), so a payment from any other account
+  // asks embedded_wallets nothing (issue 35).
+  if ((await findAccount(db, platformId, q.sourceAccountId))?.type !== 'EMBEDDED_WALLET') return null;
   const wallet = await store.findWallet(db, platformId, q.sourceAccountId);
   if (!wallet) return null;
   if (q.immediatelyExecute) {

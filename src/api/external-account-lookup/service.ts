@@ -4,6 +4,7 @@ import { idPattern, isIdOf } from '../../kernel/ids.js';
 import { sandboxSuffix } from '../../sandbox/rules/identifiers.js';
 import { externalAccountLookupFailure } from '../../sandbox/rules/lookup-rules.js';
 import { accountInfoOf, requireExternalAccount } from '../external-accounts/service.js';
+import type { ExternalAccountRow } from '../external-accounts/store.js';
 import { type LookupQuery, lookupQueryErrors, performLookup, resolveSender, throwLookupFieldErrors } from '../lookups/service.js';
 import type { PlatformRow } from '../../operator/platforms/store.js';
 import type { ReceiverExternalAccountLookupResponse } from './schemas.js';
@@ -29,7 +30,7 @@ export async function lookupExternalAccount(
 
   const account = await requireExternalAccount(db, platform.id, accountId);
   const sender = await resolveSender(db, platform.id, query);
-  const failure = externalAccountLookupFailure(sandboxSuffix(accountInfoOf(account)), accountId);
+  const failure = externalAccountLookupFailure(suffixOf(account), accountId);
   if (failure) throw failure;
 
   const answer = await performLookup(db, platform, now, {
@@ -42,3 +43,17 @@ export async function lookupExternalAccount(
   });
   return { accountId, ...answer };
 }
+
+/**
+ * The sandbox suffix of the account's identifier. A row read through the external accounts'
+ * TableCache is frozen and stands for one version of the account, so its suffix is worked
+ * out (the account's JSON parsed) once, not on every lookup (issue 35).
+ */
+function suffixOf(account: ExternalAccountRow): string {
+  if (!Object.isFrozen(account)) return sandboxSuffix(accountInfoOf(account));
+  let suffix = suffixes.get(account);
+  if (suffix === undefined) suffixes.set(account, (suffix = sandboxSuffix(accountInfoOf(account))));
+  return suffix;
+}
+
+const suffixes = new WeakMap<ExternalAccountRow, string>();

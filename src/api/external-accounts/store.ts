@@ -45,6 +45,13 @@ export async function findAccountInfoEvenDeleted(db: Db, id: string): Promise<{ 
   return accountInfoById.first(db, { id });
 }
 
+/** findAccountInfoEvenDeleted for many accounts, in one statement: by id (absent when unknown). */
+export async function findAccountInfosEvenDeleted(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('external_accounts').select(['id', 'account_info']).where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((r) => [r.id, r.account_info]));
+}
+
 const accountInfoById = prepared<{ id: string }, { account_info: string }>((db, p) => db.selectFrom('external_accounts').select('account_info').where('id', '=', p('id')));
 
 /** The account holding a liveness challenge token (any platform: the token is the credential). */

@@ -7,7 +7,9 @@ import { newId } from '../../kernel/ids.js';
 import {
   type BalanceRow,
   type EntryRow,
+  entriesWithIdempotencyKeys,
   findEntryByIdempotencyKey,
+  insertEntries,
   insertBalanceRows,
   insertEntry,
   insertPostings,
@@ -17,6 +19,7 @@ import {
   postingTotals,
   selectBalanceRows,
   updateBalanceRow,
+  updateBalanceRows,
 } from './store.js';
 
 // The double-entry ledger (docs/ledger.md). Every balance change is a journal entry whose
@@ -53,6 +56,12 @@ export interface EntryInput {
   relatedEntryId?: string | undefined;
   /** At most one entry per (platform, key): posting the same key again returns the first entry and moves nothing. */
   idempotencyKey?: string | undefined;
+  /**
+   * The caller knows no entry can have `idempotencyKey` yet (its resource was created in this
+   * same database transaction): the look-up of an earlier entry is skipped (issue 35). The
+   * unique index still refuses a second entry under the key.
+   */
+  keyIsNew?: boolean | undefined;
   memo?: string | undefined;
 }
 
@@ -197,6 +206,22 @@ export async function ensureWorldAccount(db: Db, platformId: string, currency: s
   return id;
 }
 
+/**
+ * The platform's world accounts for many movements at once (one statement): per movement,
+ * the part its `spread` key falls on in its currency, opened when missing. Answers the ids in
+ * the movements' order.
+ */
+export async function ensureWorldAccounts(db: Db, platformId: string, movements: ReadonlyArray<{ currency: string; spread: string }>, at: string): Promise<string[]> {
+  const ids = movements.map((m) => worldAccountId(platformId, m.currency, worldPartOf(m.spread)));
+  const rows = new Map<string, BalanceRow>();
+  movements.forEach((m, i) => {
+    const id = ids[i]!;
+    if (!rows.has(id)) rows.set(id, { account_id: id, platform_id: platformId, kind: 'WORLD', currency: m.currency, allow_negative: 1, available: 0, pending: 0, held: 0, version: 0, created_at: at, updated_at: at });
+  });
+  await insertBalanceRows(db, [...rows.values()]);
+  return ids;
+}
+
 /** The id of a platform's clearing account in a currency (fixed: no lookup needed). */
 export function clearingAccountId(platformId: string, currency: string): string {
   return `LedgerAccount:${nameUuid(`clearing|${platformId}|${currency}`)}`;
@@ -240,6 +265,20 @@ function balanceOf(row: BalanceRow): Balance {
   return { accountId: row.account_id, currency: row.currency, available, pending, held, total: available + pending + held };
 }
 
+/** The entry row an input makes (a new id; the entry's own columns). */
+function newEntryRow(platformId: string, input: EntryInput): EntryRow {
+  return {
+    id: newId('LedgerEntry'),
+    platform_id: platformId,
+    kind: input.kind,
+    reference_id: input.referenceId ?? null,
+    related_entry_id: input.relatedEntryId ?? null,
+    idempotency_key: input.idempotencyKey ?? null,
+    memo: input.memo ?? null,
+    created_at: input.at,
+  };
+}
+
 /**
  * Post one journal entry inside the caller's transaction: check that it sums to zero per
  * currency, lock the balance rows it touches, refuse it (InsufficientFundsError, nothing
@@ -261,7 +300,7 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
   const rows = await lockBalanceRows(trx, input.platformId, ids, store.kind === 'postgres');
   const byId = new Map(rows.map((r) => [r.account_id, r]));
   // After the lock: a concurrent entry with the same key (same accounts) has committed by now.
-  if (input.idempotencyKey !== undefined) {
+  if (input.idempotencyKey !== undefined && !input.keyIsNew) {
     const existing = await findEntryByIdempotencyKey(trx, input.platformId, input.idempotencyKey);
     if (existing) return replay(trx, existing);
   }
@@ -285,16 +324,7 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     next.set(id, values);
   }
 
-  const entry: EntryRow = {
-    id: newId('LedgerEntry'),
-    platform_id: input.platformId,
-    kind: input.kind,
-    reference_id: input.referenceId ?? null,
-    related_entry_id: input.relatedEntryId ?? null,
-    idempotency_key: input.idempotencyKey ?? null,
-    memo: input.memo ?? null,
-    created_at: input.at,
-  };
+  const entry = newEntryRow(input.platformId, input);
   await insertEntry(trx, entry);
   await insertPostings(
     trx,
@@ -317,6 +347,75 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     balances.push({ accountId: id, currency: row.currency, ...v, total: v.available + v.pending + v.held });
   }
   return postedView(entry, postings, balances, false);
+}
+
+/**
+ * Post many journal entries of one platform at once, in the caller's transaction, with the
+ * outcome of posting them one after the other with postEntry: each checked (sums, accounts,
+ * currencies, no internal bucket below zero after the entries before it), each with its own
+ * id (in order) and the balances after it. Set-based: one statement locks every balance row
+ * they touch, one inserts the entries, one their postings, one writes each row's final
+ * values. An entry whose idempotency key names an existing entry is not replayed here:
+ * nothing is written and a LedgerError is thrown (the caller posts one at a time instead),
+ * as for any refused entry.
+ */
+export async function postEntries(trx: Transaction<DB>, store: Pick<Store, 'kind'>, platformId: string, inputs: EntryInput[]): Promise<PostedEntry[]> {
+  if (inputs.length === 0) return [];
+  const all = inputs.map((input) => {
+    if (input.platformId !== platformId) throw new LedgerError('INVALID_POSTING', 'postEntries takes the entries of one platform');
+    return normalise(input);
+  });
+  const ids = [...new Set(all.flatMap((ps) => ps.map((p) => p.accountId)))].sort();
+  const rows = await lockBalanceRows(trx, platformId, ids, store.kind === 'postgres');
+  const byId = new Map(rows.map((r) => [r.account_id, r]));
+  const keys = inputs.map((i) => i.idempotencyKey).filter((k): k is string => k !== undefined);
+  if (new Set(keys).size !== keys.length || (await entriesWithIdempotencyKeys(trx, platformId, keys)).length > 0) {
+    throw new LedgerError('INVALID_POSTING', 'An idempotency key of the batch names an entry already (post it alone)');
+  }
+  // The running balances, entry after entry, with the same checks as postEntry.
+  const current = new Map<string, Record<Bucket, number>>(rows.map((r) => [r.account_id, { available: Number(r.available), pending: Number(r.pending), held: Number(r.held) }]));
+  const entriesPerAccount = new Map<string, number>();
+  const entries: EntryRow[] = [];
+  const posted: PostedEntry[] = [];
+  inputs.forEach((input, n) => {
+    const postings = all[n]!;
+    const deltas = new Map<string, Record<Bucket, number>>();
+    for (const p of postings) {
+      const row = byId.get(p.accountId);
+      if (!row) throw new LedgerError('UNKNOWN_ACCOUNT', `Ledger account ${p.accountId} does not exist on platform ${platformId}`);
+      if (row.currency !== p.currency) throw new LedgerError('CURRENCY_MISMATCH', `Ledger account ${p.accountId} holds ${row.currency}, not ${p.currency}`);
+      const d = deltas.get(p.accountId) ?? { available: 0, pending: 0, held: 0 };
+      d[p.bucket] += p.amount;
+      deltas.set(p.accountId, d);
+    }
+    const touched = [...deltas.keys()].sort();
+    const balances: Balance[] = [];
+    for (const id of touched) {
+      const row = byId.get(id)!;
+      const before = current.get(id)!;
+      const d = deltas.get(id)!;
+      const values = { available: before.available + d.available, pending: before.pending + d.pending, held: before.held + d.held };
+      for (const b of BUCKETS) {
+        if (!Number.isSafeInteger(values[b])) throw new LedgerError('INVALID_POSTING', `Balance of ${id} ${b} would leave the safe integer range`);
+        if (row.allow_negative !== 1 && d[b] < 0 && values[b] < 0) throw new InsufficientFundsError(id, row.currency, b, before[b], d[b]);
+      }
+      current.set(id, values);
+      entriesPerAccount.set(id, (entriesPerAccount.get(id) ?? 0) + 1);
+      balances.push({ accountId: id, currency: row.currency, ...values, total: values.available + values.pending + values.held });
+    }
+    const entry = newEntryRow(platformId, input);
+    entries.push(entry);
+    posted.push(postedView(entry, postings, balances, false));
+  });
+  await insertEntries(trx, entries);
+  await insertPostings(
+    trx,
+    posted.flatMap((e) => e.postings.map((p, line) => ({ entry_id: e.id, line, account_id: p.accountId, currency: p.currency, bucket: p.bucket, amount: p.amount }))),
+  );
+  const moved = [...entriesPerAccount].map(([accountId, entries]) => ({ accountId, entries, ...current.get(accountId)! }));
+  const at = inputs[inputs.length - 1]!.at;
+  if ((await updateBalanceRows(trx, moved, at)) !== moved.length) throw new LedgerError('CONCURRENT_UPDATE', 'A balance row changed under its lock');
+  return posted;
 }
 
 async function replay(db: Db, entry: EntryRow): Promise<PostedEntry> {

@@ -154,3 +154,32 @@ export async function entriesOfAccount(db: Db, platformId: string, accountId: st
     .limit(literalLimit(limit))
     .execute();
 }
+
+/** Entries posted together (postEntries): one statement for their rows. */
+export async function insertEntries(trx: Transaction<DB>, rows: EntryRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await insertEntryRow(trx, rows);
+}
+
+/** Entries of the platform with any of these idempotency keys (postEntries: none is expected). */
+export async function entriesWithIdempotencyKeys(db: Db, platformId: string, keys: string[]): Promise<EntryRow[]> {
+  if (keys.length === 0) return [];
+  return db.selectFrom('ledger_entries').selectAll().where('platform_id', '=', platformId).where('idempotency_key', 'in', keys).execute();
+}
+
+/**
+ * New values of many balance rows in one statement (postEntries: each account's changes of
+ * all the entries, summed): `version` rises by the number of entries that moved the row.
+ * Answers the number of rows written.
+ */
+export async function updateBalanceRows(
+  trx: Transaction<DB>,
+  rows: Array<{ accountId: string; available: number; pending: number; held: number; entries: number }>,
+  at: string,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const caseOf = (pick: (r: (typeof rows)[number]) => number, type: 'bigint' | 'integer') =>
+    sql`case account_id ${sql.join(rows.map((r) => sql`when ${r.accountId} then cast(${pick(r)} as ${sql.raw(type)})`), sql` `)} end`;
+  const r = await sql`update ledger_balances set available = ${caseOf((r) => r.available, 'bigint')}, pending = ${caseOf((r) => r.pending, 'bigint')}, held = ${caseOf((r) => r.held, 'bigint')}, version = version + ${caseOf((r) => r.entries, 'integer')}, updated_at = ${at} where account_id in (${sql.join(rows.map((r) => r.accountId))})`.execute(trx);
+  return Number(r.numAffectedRows ?? 0);
+}

@@ -6,7 +6,7 @@ import { apiError, type FieldError } from '../../kernel/errors.js';
 import { type LimitKind, sandboxDefaultLimit, usdCentsIn } from '../../sandbox/rules/limits.js';
 import type { PlatformRow } from '../../operator/platforms/store.js';
 import type { LimitOverrides, LimitOverridesPatch, PlatformLimits, PlatformLimitsPatch } from './schemas.js';
-import { armDailyVolumeLimit, DAILY_VOLUME_SQLSTATE, outgoingVolume } from './store.js';
+import { armDailyVolumeLimit, DAILY_VOLUME_SQLSTATE, dayVolumeArmedIfFits, outgoingVolume } from './store.js';
 import { onCommitError } from '../../kernel/db/commit-errors.js';
 
 // Transaction limits: the single-transaction maximum per trade corridor or withdrawal
@@ -287,9 +287,20 @@ export async function checkTransactionSize(db: Db, subject: LimitSubject): Promi
 export async function checkDailyVolume(db: Db, subject: LimitSubject): Promise<void> {
   const limit = resolveLimit(subject.platform, 'dailyVolume', subject.sendingCurrency, subject.receivingCurrency);
   if (limit.amount === null) return;
-  const used = await usedToday(db, subject);
   const requested = BigInt(subject.sendingAmount);
   const { day, toAt } = dayOf(subject.nowMs);
+  // PostgreSQL: the read and the arming in one statement (armed there when the payment fits).
+  const read = await dayVolumeArmedIfFits(db, {
+    platformId: subject.platform.id,
+    sendingCurrency: subject.sendingCurrency,
+    receivingCurrency: subject.receivingCurrency,
+    day,
+    requested,
+    limit: limit.amount,
+    source: limit.source,
+  });
+  const used = read ?? (await usedToday(db, subject));
+  if (read !== undefined && used + requested <= limit.amount) return;
   if (used + requested <= limit.amount) {
     // Payments committing meanwhile (other requests, other processes) are checked at commit (PostgreSQL).
     await armDailyVolumeLimit(db, { sendingCurrency: subject.sendingCurrency, receivingCurrency: subject.receivingCurrency, limit: limit.amount, source: limit.source, day });

@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import { storeOf } from '../../kernel/db/connect.js';
 import { VOLUME_STATUSES_NOT_COUNTED } from '../../kernel/db/migrations.js';
 import { prepared } from '../../kernel/db/prepared.js';
@@ -82,10 +82,40 @@ function wholeDay(w: VolumeWindow): string | undefined {
  */
 export async function armDailyVolumeLimit(db: Db, a: { sendingCurrency: string; receivingCurrency: string; limit: bigint; source: string; day: string }): Promise<void> {
   if (storeOf(db)?.kind === 'sqlite') return;
-  const name = `payments.dvl_${a.sendingCurrency.toLowerCase()}_${a.receivingCurrency.toLowerCase()}`;
-  if (!/^payments\.dvl_[a-z0-9]+_[a-z0-9]+$/.test(name)) return; // currency codes are letters and digits; never build another name
+  const name = armName(a.sendingCurrency, a.receivingCurrency);
+  if (name === undefined) return; // currency codes are letters and digits; never build another name
   await sql`select set_config(${name}, ${`${a.limit}|${a.source}|${a.day}`}, true)`.execute(db);
 }
+
+/** The name of a corridor's daily-volume setting, or undefined for codes that would build another name (never: codes are letters and digits). */
+function armName(sendingCurrency: string, receivingCurrency: string): string | undefined {
+  const name = `payments.dvl_${sendingCurrency.toLowerCase()}_${receivingCurrency.toLowerCase()}`;
+  return /^payments\.dvl_[a-z0-9]+_[a-z0-9]+$/.test(name) ? name : undefined;
+}
+
+/**
+ * PostgreSQL (issue 35: one round trip instead of two): the corridor's committed volume of
+ * the day, and, in the same statement, the limit armed exactly when the payment fits (what
+ * `outgoingVolume` then `armDailyVolumeLimit` do): `used + requested <= limit`, evaluated by
+ * the database on the total it read. Answers the volume read, or undefined on SQLite (or for
+ * a name that cannot be built), where the caller reads and arms as before.
+ */
+export async function dayVolumeArmedIfFits(
+  db: Db,
+  a: { platformId: string; sendingCurrency: string; receivingCurrency: string; day: string; requested: bigint; limit: bigint; source: string },
+): Promise<bigint | undefined> {
+  if (storeOf(db)?.kind !== 'postgres') return undefined;
+  const name = armName(a.sendingCurrency, a.receivingCurrency);
+  if (name === undefined) return undefined;
+  const res = await db.executeQuery<{ total: string | number | null }>(
+    CompiledQuery.raw(DAY_VOLUME_ARMED_IF_FITS, [a.platformId, a.sendingCurrency, a.receivingCurrency, a.day, String(a.requested), String(a.limit), name, `${a.limit}|${a.source}|${a.day}`]),
+  );
+  return BigInt(res.rows[0]?.total ?? 0);
+}
+
+const DAY_VOLUME_ARMED_IF_FITS =
+  'select v.total, case when coalesce(v.total, 0) + $5::bigint <= $6::bigint then set_config($7, $8, true) end as armed ' +
+  'from (select (select total from transaction_volumes where platform_id = $1 and sent_currency = $2 and received_currency = $3 and day = $4) as total) v';
 
 /** SQLSTATE of the deferred daily-volume check (migration 0020_pg_daily_volumes). */
 export const DAILY_VOLUME_SQLSTATE = 'LV429';

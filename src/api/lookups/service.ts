@@ -5,7 +5,7 @@ import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/
 import { missingReference } from '../../kernel/references.js';
 import { idPattern, isIdOf, newId } from '../../kernel/ids.js';
 import { corridorOf, mergePayerDataFields, type PayerDataField } from '../../sandbox/rules/corridors.js';
-import { RATE_CACHE_TTL_MS, sendingBounds } from '../../sandbox/rules/fx.js';
+import { type CachedRate, RATE_CACHE_TTL_MS, sendingBounds } from '../../sandbox/rules/fx.js';
 import { parseUmaAddress, UMA_ADDRESS_PATTERN, type UmaBehaviour } from '../../sandbox/rules/uma.js';
 import { type CustomerRow, findCustomer, findCustomerByUmaAddress } from '../customers/store.js';
 import { pairRate, platformFee } from '../exchange-rates/service.js';
@@ -152,14 +152,46 @@ export async function supportedCurrenciesFor(
     const max = Math.min(corridor.max, r.max !== undefined && r.max > 0 ? r.max : corridor.max);
     if (min > max) continue;
     const cached = pairRate(platformId, sendingCurrency, r.currency, nowMs, fee);
-    const pref: CurrencyPreference = { currency: currencyView(r.currency), estimatedExchangeRate: cached.rate.rate, min, max };
-    const b = sendingBounds(min, max, sendingCurrency, r.currency, cached.rate.exact, cached.fee);
-    if (b.minSendingAmount !== null) pref.minSendingAmount = b.minSendingAmount;
-    if (b.maxSendingAmount !== null) pref.maxSendingAmount = b.maxSendingAmount;
+    let byBounds = pricedOf.get(cached);
+    if (!byBounds) pricedOf.set(cached, (byBounds = new Map()));
+    const bounds = `${min}:${max}`;
+    let pref = byBounds.get(bounds);
+    if (!pref) {
+      const p: CurrencyPreference = { currency: currencyView(r.currency), estimatedExchangeRate: cached.rate.rate, min, max };
+      const b = sendingBounds(min, max, sendingCurrency, r.currency, cached.rate.exact, cached.fee);
+      if (b.minSendingAmount !== null) p.minSendingAmount = b.minSendingAmount;
+      if (b.maxSendingAmount !== null) p.maxSendingAmount = b.maxSendingAmount;
+      byBounds.set(bounds, (pref = Object.freeze(p)));
+    }
     out.push(pref);
   }
   return out;
 }
+
+/**
+ * Prices already worked out, per cached rate entry (fx.ts cachedRate: one pair, one rate and
+ * fee, replaced by a new entry when either changes or its time is up) and receiving bounds:
+ * a currency's price is a function of exactly those, so the BigInt arithmetic of
+ * sendingBounds runs once per entry, not on every lookup (issue 35). Frozen: shared.
+ */
+const pricedOf = new WeakMap<CachedRate, Map<string, Readonly<CurrencyPreference>>>();
+
+/** JSON.stringify(prefs), each preference's text made once (they are shared: see pricedOf). */
+function quotedJson(prefs: readonly CurrencyPreference[]): string {
+  let out = '[';
+  for (let i = 0; i < prefs.length; i++) {
+    const p = prefs[i]!;
+    let text = prefText.get(p);
+    if (text === undefined) {
+      text = JSON.stringify(p);
+      if (Object.isFrozen(p)) prefText.set(p, text);
+    }
+    out += i === 0 ? text : `,${text}`;
+  }
+  return `${out}]`;
+}
+
+const prefText = new WeakMap<CurrencyPreference, string>();
 
 /** Who receives, as recorded with the lookup (the quotes read it). */
 export type LookupReceiver =
@@ -212,7 +244,7 @@ export async function performLookup(
     target: input.target,
     customer_id: sender.customer.id,
     sending_currency: sender.sendingCurrency,
-    quoted: JSON.stringify(supportedCurrencies),
+    quoted: quotedJson(supportedCurrencies),
     required_payer_data_fields: fields.length > 0 ? JSON.stringify(fields) : null,
     receiver: input.receiver ? JSON.stringify(input.receiver) : null,
     created_at: now.at,

@@ -1,3 +1,4 @@
+import { extended } from '../../kernel/objects.js';
 import type { Transaction } from 'kysely';
 import { effectTransaction } from '../../kernel/idempotency.js';
 import { authorizeWalletExecute } from '../embedded-wallets/wallet-quotes.js';
@@ -162,7 +163,18 @@ export async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platfo
   const { flow, outcome } = await planOf(trx, row, opts);
   const hold = flow === 'PULL' ? null : row.source_account_id;
   const payment = await paymentOf(trx, row, flow, hold, opts.agentId);
-  return startPayment(trx, deps, { ...payment, created_at: now.at, updated_at: now.at }, outcome, now);
+  return startPayment(trx, deps, extended(payment, { created_at: now.at, updated_at: now.at }), outcome, now, { quoteProcessing: true });
+}
+
+/**
+ * The quote row after executeRow (`row` as it was before, `tx` what executeRow answered):
+ * when its payment started (PROCESSING), the one change executeRow made to the quote is
+ * its move to PROCESSING at `now`, so the row is known without reading it back (issue 35).
+ * Anything else (held for authorization, failed at once, a pull): read again.
+ */
+export async function quoteAfterExecute(trx: Transaction<DB>, row: QuoteRow, tx: TransactionRow, now: Now): Promise<QuoteRow> {
+  if (tx.status === 'PROCESSING' && tx.quote_id === row.id && row.status === 'PENDING') return { ...row, status: 'PROCESSING', updated_at: now.at };
+  return (await findQuote(trx, row.platform_id, row.id))!;
 }
 
 /** A prefunded quote whose authorization completed: PENDING_AUTHORIZATION → PROCESSING, its payment starts now. */
@@ -175,15 +187,15 @@ export async function releaseAuthorizedQuote(trx: Transaction<DB>, deps: Payment
   const held = await findTransaction(trx, row.platform_id, row.transaction_id!);
   const { flow, outcome } = await planOf(trx, row, held?.flow === 'TRANSFER_OUT' ? { transfer: 'OUT' } : {});
   const payment = await paymentOf(trx, row, flow, flow === 'PULL' ? null : row.source_account_id);
-  await startPayment(trx, deps, { ...payment, created_at: now.at, updated_at: now.at }, outcome, now);
+  await startPayment(trx, deps, extended(payment, { created_at: now.at, updated_at: now.at }), outcome, now, { quoteProcessing: true });
 }
 
 /** POST /quotes/{quoteId}/execute: lock the quote, then start its payment. */
 export async function executeQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, quoteId: string): Promise<Quote> {
   return effectTransaction(deps.store.db, async (trx) => {
     const row = await requireQuote(trx, platform.id, quoteId, deps.store.kind === 'postgres');
-    await executeRow(trx, deps, platform, row, now);
-    return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
+    const tx = await executeRow(trx, deps, platform, row, now);
+    return quoteView(await quoteAfterExecute(trx, row, tx, now), now.ms);
   });
 }
 

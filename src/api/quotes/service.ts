@@ -1,6 +1,8 @@
+import { extended } from '../../kernel/objects.js';
 import type { Transaction } from 'kysely';
 import { packRateDetails } from './rate-details.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
+import { emitEventsTogether } from '../../kernel/events.js';
 import { walletQuoteInstructions } from '../embedded-wallets/wallet-quotes.js';
 import { iso } from '../../kernel/clock.js';
 import type { DB } from '../../kernel/db/schema.js';
@@ -16,7 +18,7 @@ import { createPendingPayment, type PaymentDeps } from '../transactions/payments
 import type { Quote, QuoteRequest } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow } from './store.js';
 import { authorizationGate } from './authorization.js';
-import { executeRow, paymentOf, planOf } from './execute.js';
+import { executeRow, paymentOf, planOf, quoteAfterExecute } from './execute.js';
 import { type CreateOptions, type StoredPayee, accountTypeOf, railsFor, requireReadySender, resolvePayee, resolvePayer } from './parties.js';
 import { price, usdCents } from './pricing.js';
 import { quoteView } from './views.js';
@@ -44,17 +46,20 @@ export const QUOTE_TTL_MS = 5 * 60_000;
  * threshold, store it; with immediatelyExecute, execute it in the same transaction.
  */
 export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions = {}): Promise<Quote> {
-  return effectTransaction(deps.store.db, async (trx) => {
+  const create = async (trx: Transaction<DB>): Promise<Quote> => {
     const row = await buildQuote(trx, deps, platform, now, body, opts);
     if (row.source_type === 'REALTIME_FUNDING' && opts.transfer === undefined && (await authorizationGate?.(trx, deps, platform, row, now))) {
       return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
     }
     if (body.immediatelyExecute === true) {
-      await executeRow(trx, deps, platform, row, now, opts);
-      return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
+      const tx = await executeRow(trx, deps, platform, row, now, opts);
+      return quoteView(await quoteAfterExecute(trx, row, tx, now), now.ms);
     }
     return quoteView(row, now.ms);
-  });
+  };
+  // A payment (issue 35): its events (PENDING, BALANCE_UPDATED, PROCESSING) in one insert at
+  // the end of its work, in the order emitted; nothing on the way reads them.
+  return effectTransaction(deps.store.db, (trx) => (body.immediatelyExecute === true ? emitEventsTogether(trx, () => create(trx)) : create(trx)));
 }
 
 export async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions): Promise<QuoteRow> {
@@ -185,7 +190,7 @@ export async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platfo
   // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
   const { flow } = await planOf(trx, row, opts);
   const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id, opts.agentId);
-  await createPendingPayment(trx, deps, { ...pending, created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }, expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined);
+  await createPendingPayment(trx, deps, extended(pending, { created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }), expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined);
   return row;
 }
 

@@ -44,6 +44,19 @@ export async function moveQuoteStatus(db: Db, platformId: string, id: string, to
   await moveStatus.execute(db, { platformId, id, to, at });
 }
 
+/** moveQuoteStatus for many quotes of the platform, in one statement (settlement batches). */
+export async function moveQuotesStatus(db: Db, platformId: string, ids: readonly string[], to: string, at: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('quotes')
+    .set({ status: to, updated_at: at })
+    .where('platform_id', '=', platformId)
+    .where('id', 'in', [...ids])
+    .where('status', 'in', ['PENDING', 'PROCESSING', 'COMPLETED'])
+    .where('status', '!=', to)
+    .execute();
+}
+
 export interface QuoteFilter extends Pick<TimeRange, 'createdAfter' | 'createdBefore'> {
   status?: string | undefined;
   /** The sending customer; null: the platform's own quotes (no customer). */

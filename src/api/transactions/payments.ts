@@ -4,18 +4,18 @@ import { iso } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError } from '../../kernel/errors.js';
-import { emitEvent } from '../../kernel/events.js';
-import type { JobContext, JobQueue } from '../../kernel/jobs.js';
+import { emitEvent, emitEventsTogether } from '../../kernel/events.js';
+import type { BatchJobContext, JobContext, JobQueue } from '../../kernel/jobs.js';
 import type { AccountInfoLike } from '../../sandbox/rules/identifiers.js';
 import { outcomeNamed, type PaymentOutcome, pullPayoutOutcome, REFUND_DELAY_MS, settlementExpectation } from '../../sandbox/rules/payment-outcomes.js';
 import { emitBalanceUpdates, openHoldingAccounts } from '../internal-accounts/service.js';
 import { holdingAccountsOf } from '../internal-accounts/store.js';
-import { findAccountInfoEvenDeleted } from '../external-accounts/store.js';
+import { findAccountInfoEvenDeleted, findAccountInfosEvenDeleted } from '../external-accounts/store.js';
 import { findCurrency } from '../../kernel/currencies.js';
-import { ensureClearingAccount, ensureWorldAccount, InsufficientFundsError, type Posting, type PostedEntry, postEntry } from '../ledger/service.js';
-import { moveQuoteStatus, updateQuoteStatus } from '../quotes/store.js';
+import { ensureClearingAccount, ensureWorldAccount, ensureWorldAccounts, type EntryInput, InsufficientFundsError, type Posting, type PostedEntry, postEntries, postEntry } from '../ledger/service.js';
+import { moveQuotesStatus, moveQuoteStatus, updateQuoteStatus } from '../quotes/store.js';
 import type { Refund } from './schemas.js';
-import { findTransaction, insertTransaction, type TransactionRow, updateTransaction } from './store.js';
+import { findTransaction, findTransactions, insertTransaction, type TransactionRow, updateTransaction, updateTransactions, writeTransactionRow } from './store.js';
 import { transactionView } from './views.js';
 
 // The payment flows: how a transaction moves through the sandbox outcome it drew when it
@@ -82,7 +82,7 @@ function internalAccountsOf(entry: PostedEntry): string[] {
   return [...new Set(entry.postings.map((p) => p.accountId).filter((id) => id.startsWith('InternalAccount:')))];
 }
 
-async function post(trx: Trx, deps: Pick<PaymentDeps, 'store'>, row: TransactionRow, kind: string, at: string, postings: Posting[], relatedEntryId?: string | null): Promise<PostedEntry> {
+async function post(trx: Trx, deps: Pick<PaymentDeps, 'store'>, row: TransactionRow, kind: string, at: string, postings: Posting[], relatedEntryId?: string | null, keyIsNew = false): Promise<PostedEntry> {
   const entry = await postEntry(trx, deps.store, {
     platformId: row.platform_id,
     kind,
@@ -90,6 +90,7 @@ async function post(trx: Trx, deps: Pick<PaymentDeps, 'store'>, row: Transaction
     referenceId: row.id,
     relatedEntryId: relatedEntryId ?? undefined,
     idempotencyKey: `${kind.toLowerCase()}:${row.id}`,
+    keyIsNew,
     postings: postings.filter((p) => p.amount !== 0),
   });
   await emitBalanceUpdates(trx, row.platform_id, internalAccountsOf(entry), at, entry.balances);
@@ -161,8 +162,8 @@ async function setQuoteStatus(trx: Trx, row: TransactionRow, to: 'PROCESSING' | 
 export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, expiresAtMs: number, now: Now, executesNow: boolean): Promise<TransactionRow> {
   const { flow, realtimeFunded, ...fields } = input;
   void realtimeFunded;
-  const row: TransactionRow = {
-    ...fields,
+  // Keys added to the rest object, not after a spread of it (kernel/objects.ts: V8's slow path).
+  const row: TransactionRow = Object.assign(fields, {
     flow,
     status: 'PENDING',
     hold_entry_id: null,
@@ -173,11 +174,25 @@ export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: N
     pending_reason: null,
     expected_settlement_at: null,
     settlement_timeline_seconds: null,
-  };
+  });
   await insertTransaction(trx, row);
+  if (executesNow) pendingWritten(trx).set(row.id, row.created_at);
   if (row.type === 'OUTGOING') await emitTx(trx, row, 'PENDING', now.at);
   if (!executesNow) await schedule(trx, deps, row, 'EXPIRE', expiresAtMs + 1, now.at);
   return row;
+}
+
+/**
+ * The PENDING rows createPendingPayment wrote in a database transaction that starts them
+ * in the same transaction (a quote with immediatelyExecute): id → created_at. writeStarted
+ * takes its row from here instead of reading back what this transaction just wrote (issue 35).
+ */
+const pendingRows = new WeakMap<Trx, Map<string, string>>();
+
+function pendingWritten(trx: Trx): Map<string, string> {
+  let rows = pendingRows.get(trx);
+  if (!rows) pendingRows.set(trx, (rows = new Map()));
+  return rows;
 }
 
 /**
@@ -187,20 +202,21 @@ export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: N
  * whether it still has to be.
  */
 async function writeStarted(trx: Trx, row: TransactionRow, deferUpdate = false): Promise<boolean> {
-  const existing = await findTransaction(trx, row.platform_id, row.id);
-  if (!existing) {
+  const written = pendingRows.get(trx);
+  const createdAt = written?.get(row.id) ?? (await findTransaction(trx, row.platform_id, row.id))?.created_at;
+  written?.delete(row.id);
+  if (createdAt === undefined) {
     await insertTransaction(trx, row);
     return false;
   }
-  row.created_at = existing.created_at;
+  row.created_at = createdAt;
   if (deferUpdate) return true;
   await writeWhole(trx, row);
   return false;
 }
 
 async function writeWhole(trx: Trx, row: TransactionRow): Promise<void> {
-  const { id, platform_id, ...rest } = row;
-  await updateTransaction(trx, platform_id, id, rest);
+  await writeTransactionRow(trx, row);
 }
 
 /**
@@ -208,13 +224,14 @@ async function writeWhole(trx: Trx, row: TransactionRow): Promise<void> {
  * in (hold, or a pull's pending credit) and schedule its next step, per the outcome. An
  * outcome that fails at once writes a FAILED transaction and moves nothing. Not enough
  * available balance on the payer: 400 INVALID_AMOUNT (details.reason INSUFFICIENT_BALANCE),
- * nothing written.
+ * nothing written. `opts.quoteProcessing`: the caller already moved the transaction's quote
+ * to PROCESSING.
  */
-export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, outcome: PaymentOutcome, now: Now): Promise<TransactionRow> {
+export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, outcome: PaymentOutcome, now: Now, opts: { quoteProcessing?: boolean } = {}): Promise<TransactionRow> {
   const { flow, realtimeFunded, ...fields } = input;
   const incoming = fields.type === 'INCOMING';
-  const row: TransactionRow = {
-    ...fields,
+  // Keys added to the rest object, not after a spread of it (kernel/objects.ts: V8's slow path).
+  const row: TransactionRow = Object.assign(fields, {
     flow,
     status: incoming ? 'PENDING' : 'PROCESSING',
     hold_entry_id: null,
@@ -225,7 +242,7 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
     pending_reason: outcome.pendingReason ?? null,
     expected_settlement_at: null,
     settlement_timeline_seconds: null,
-  };
+  });
 
   if (outcome.failsAtStart) {
     row.status = 'FAILED';
@@ -238,7 +255,9 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
   }
 
   // A new transaction's row first (ledger entries reference it); a PENDING one is written
-  // once, below, when the money has moved.
+  // once, below, when the money has moved. A row this database transaction created (a quote
+  // executed at creation) can have no ledger entry yet: its hold skips that look-up.
+  const createdHere = pendingRows.get(trx)?.has(row.id) === true;
   const unwritten = await writeStarted(trx, row, true);
   const total = Number(row.sent_amount);
   let entry: PostedEntry;
@@ -265,10 +284,19 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
           { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total },
         ]);
       }
-      entry = await post(trx, deps, row, 'HOLD', now.at, [
-        { accountId: row.hold_account_id!, currency: row.sent_currency, amount: -total },
-        { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total, bucket: 'held' },
-      ]);
+      entry = await post(
+        trx,
+        deps,
+        row,
+        'HOLD',
+        now.at,
+        [
+          { accountId: row.hold_account_id!, currency: row.sent_currency, amount: -total },
+          { accountId: row.hold_account_id!, currency: row.sent_currency, amount: total, bucket: 'held' },
+        ],
+        null,
+        createdHere,
+      );
     }
   } catch (err) {
     if (err instanceof InsufficientFundsError) {
@@ -297,7 +325,8 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
       expected_settlement_at: row.expected_settlement_at,
       settlement_timeline_seconds: row.settlement_timeline_seconds,
     });
-  await setQuoteStatus(trx, row, 'PROCESSING', now.at);
+  // `quoteProcessing`: the caller moved the quote to PROCESSING already (executing it), so this move would change nothing.
+  if (!opts.quoteProcessing) await setQuoteStatus(trx, row, 'PROCESSING', now.at);
   await emitTx(trx, row, incoming ? 'PENDING' : 'PROCESSING', now.at);
   await schedule(trx, deps, row, 'SETTLE', now.ms + outcome.settleAfterMs, now.at);
   return row;
@@ -529,17 +558,28 @@ const WALLET_NETWORKS: Readonly<Record<string, { network: 'BASE' | 'ETHEREUM' | 
   SPARK_WALLET: { network: 'SPARK', style: 'hex' },
 };
 
+/** The external account whose kind a settled payment's legs depend on (legsOf), if any. */
+function legsAccountOf(row: TransactionRow): string | undefined {
+  if (row.flow === 'UMA_PAYOUT' || !row.destination_account_id?.startsWith('ExternalAccount:')) return undefined;
+  return row.destination_account_id;
+}
+
 /** What a settled outgoing payment reports of its settlement: the wallet leg's on-chain hash, or a UMA payment's inter-VASP leg. */
 async function settlementLegs(trx: Trx, row: TransactionRow): Promise<Partial<TransactionRow>> {
+  const account = legsAccountOf(row);
+  return legsOf(row, account === undefined ? undefined : (await findAccountInfoEvenDeleted(trx, account))?.account_info);
+}
+
+/** settlementLegs with the destination's account_info at hand (the batch reads them all at once). */
+function legsOf(row: TransactionRow, accountInfo: string | undefined): Partial<TransactionRow> {
   const out: Partial<TransactionRow> = {};
   if (row.flow === 'UMA_PAYOUT') {
     const rec = JSON.parse(row.reconciliation ?? '{}') as Record<string, unknown>;
     out.reconciliation = JSON.stringify({ ...rec, transactionHash: sandboxHash(`uma-settlement|${row.id}`, 'base58') });
     return out;
   }
-  if (!row.destination_account_id?.startsWith('ExternalAccount:')) return out;
-  const ext = await findAccountInfoEvenDeleted(trx, row.destination_account_id);
-  const type = ext ? (JSON.parse(ext.account_info) as { accountType: string }).accountType : '';
+  if (legsAccountOf(row) === undefined) return out;
+  const type = accountInfo !== undefined ? (JSON.parse(accountInfo) as { accountType: string }).accountType : '';
   const wallet = WALLET_NETWORKS[type];
   if (wallet) {
     const dest = JSON.parse(row.destination) as Record<string, unknown>;
@@ -583,6 +623,114 @@ export async function runPaymentStep(deps: PaymentDeps, ctx: JobContext): Promis
   }
 }
 
+// ---- Settlement in batches ------------------------------------------------------------
+
+/**
+ * Whether the SETTLE step of this transaction is the common one settleBatch does: an outgoing
+ * payment in flight (not an internal transfer) whose outcome succeeds. Anything else (a pull,
+ * a failing outcome, a step already done, an internal transfer) runs one at a time.
+ */
+function settlesInBatch(row: TransactionRow, outcome: PaymentOutcome): boolean {
+  return row.type === 'OUTGOING' && row.status === 'PROCESSING' && row.outcome !== null && outcome.result !== 'FAIL' && row.flow !== 'INTERNAL_TRANSFER' && row.hold_account_id !== null;
+}
+
+/**
+ * The worker's batch of payment steps (kernel/jobs.ts BatchJobHandler): the SETTLE steps of
+ * many payments of one platform at once, with the writes, events and next steps of `settle`
+ * for each, in the jobs' order, but set-based: one read of the transactions, one opening of
+ * the world accounts, the CAPTURE entries through postEntries (one statement each for the
+ * entries, their postings and the balances), one update of the transactions (one per payment
+ * whose legs differ: wallet and UMA payouts), one of the quotes. The events are emitted per
+ * payment in today's order (its BALANCE_UPDATED, then OUTGOING_PAYMENT.COMPLETED). It takes the
+ * leading jobs only, up to the first that is not such a SETTLE (another step, a SETTLE that is
+ * not the common case, settlesInBatch, or a second step of the same transaction): the worker
+ * runs that one through runPaymentStep and hands the rest back, so every job runs in order. A refusal (the held money
+ * short, an entry already posted) throws: the worker rolls the batch back and runs its jobs
+ * one at a time, which answers as it always did.
+ */
+export async function settleBatch(deps: PaymentDeps, ctx: BatchJobContext): Promise<number> {
+  const { trx, nowMs } = ctx;
+  const platformId = ctx.jobs[0]?.platformId;
+  if (!platformId) return 0;
+  const settleOf = (job: BatchJobContext['jobs'][number]): string | undefined => {
+    const p = job.payload as { transactionId?: unknown; step?: PaymentStep } | null;
+    return job.kind === PAYMENT_JOB && p && typeof p.transactionId === 'string' && (p.step ?? 'SETTLE') === 'SETTLE' ? p.transactionId : undefined;
+  };
+  // The leading SETTLE steps, each of another transaction (no other step can then come between).
+  const leading: string[] = [];
+  for (const job of ctx.jobs) {
+    const id = settleOf(job);
+    if (id === undefined || leading.includes(id)) break;
+    leading.push(id);
+  }
+  if (leading.length === 0) return 0;
+  const rows = new Map((await findTransactions(trx, platformId, leading, deps.store.kind === 'postgres')).map((r) => [r.id, r]));
+  const settling: Array<{ row: TransactionRow; outcome: PaymentOutcome }> = [];
+  for (const id of leading) {
+    const row = rows.get(id);
+    const outcome = outcomeNamed(row?.outcome);
+    if (!row || !settlesInBatch(row, outcome)) break;
+    settling.push({ row, outcome });
+  }
+  if (settling.length === 0) return 0;
+  const now: Now = { ms: nowMs, at: iso(nowMs) };
+
+  // The CAPTURE of each (capture() for each payment).
+  const worlds = await ensureWorldAccounts(trx, platformId, settling.map((s) => ({ currency: s.row.sent_currency, spread: s.row.id })), now.at);
+  const feeAccounts = new Map<string, string>();
+  for (const { row } of settling) {
+    if (Number(row.platform_fees) > 0 && !feeAccounts.has(row.sent_currency)) feeAccounts.set(row.sent_currency, await platformFeeAccount(trx, platformId, row.sent_currency, now.at));
+  }
+  const inputs: EntryInput[] = settling.map(({ row }, i) => {
+    const total = Number(row.sent_amount);
+    const fee = Number(row.platform_fees);
+    const currency = row.sent_currency;
+    const postings: Posting[] = [
+      { accountId: row.hold_account_id!, currency, amount: -total, bucket: 'held' },
+      { accountId: worlds[i]!, currency, amount: total - fee },
+    ];
+    if (fee > 0) postings.push({ accountId: feeAccounts.get(currency)!, currency, amount: fee });
+    return {
+      platformId,
+      kind: 'CAPTURE',
+      at: now.at,
+      referenceId: row.id,
+      relatedEntryId: row.hold_entry_id ?? undefined,
+      idempotencyKey: `capture:${row.id}`,
+      postings: postings.filter((p) => p.amount !== 0),
+    };
+  });
+  const posted = await postEntries(trx, deps.store, platformId, inputs);
+
+  // The transactions (and their quotes) COMPLETED.
+  const infos = await findAccountInfosEvenDeleted(trx, settling.map((s) => legsAccountOf(s.row)).filter((id): id is string => id !== undefined));
+  const base = { status: 'COMPLETED', settled_at: now.at, pending_reason: null, updated_at: now.at } satisfies Partial<TransactionRow>;
+  const plain: string[] = [];
+  const done: TransactionRow[] = [];
+  for (const { row } of settling) {
+    const account = legsAccountOf(row);
+    const legs = legsOf(row, account === undefined ? undefined : infos.get(account));
+    if (Object.keys(legs).length === 0) plain.push(row.id);
+    else await updateTransaction(trx, platformId, row.id, { ...base, ...legs });
+    done.push({ ...row, ...base, ...legs });
+  }
+  await updateTransactions(trx, platformId, plain, base);
+  await moveQuotesStatus(trx, platformId, done.flatMap((r) => (r.quote_id ? [r.quote_id] : [])), 'COMPLETED', now.at);
+
+  // Each payment's events in settle's order, payment after payment, written together (one
+  // insert of the events, one of their deliveries); then its next step.
+  await emitEventsTogether(trx, async () => {
+    for (let i = 0; i < settling.length; i++) {
+      const entry = posted[i]!;
+      await emitBalanceUpdates(trx, platformId, internalAccountsOf(entry), now.at, entry.balances);
+      await emitTx(trx, done[i]!, 'COMPLETED', now.at);
+      const { outcome } = settling[i]!;
+      if (outcome.returnAfterMs !== undefined) await schedule(trx, deps, done[i]!, 'RETURN', now.ms + outcome.returnAfterMs, now.at);
+    }
+  });
+  return settling.length;
+}
+
 // ---- Cancellation ----------------------------------------------------------------------
 
 /** Bank rails whose transfers the partner can still cancel before they settle. */
@@ -611,7 +759,7 @@ export function registerPaymentJobs(jobs: JobQueue, store: Store): void {
   if (registered.has(jobs)) return;
   registered.add(jobs);
   const deps = { store, jobs };
-  jobs.register(PAYMENT_JOB, (ctx) => runPaymentStep(deps, ctx));
+  jobs.register(PAYMENT_JOB, (ctx) => runPaymentStep(deps, ctx), { batch: (ctx) => settleBatch(deps, ctx) });
   jobs.register(LEGACY_SETTLE_JOB, (ctx) => runPaymentStep(deps, ctx));
 }
 

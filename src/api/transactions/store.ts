@@ -12,6 +12,7 @@ const insertRow = preparedInsert('transactions');
 const { find: findById, findForUpdate: findByIdForUpdate } = preparedByPlatformAndId('transactions');
 const updateWithStatus = preparedUpdate('transactions', ['platform_id', 'id', 'status']);
 const updateById = preparedUpdate('transactions', ['platform_id', 'id']);
+const updateWhole = preparedUpdate('transactions', ['platform_id', 'id'], ['platform_id', 'id']);
 
 export async function insertTransaction(db: Db, row: TransactionRow): Promise<void> {
   await insertRow(db, row);
@@ -21,9 +22,27 @@ export async function findTransaction(db: Db, platformId: string, id: string, lo
   return (lock ? findByIdForUpdate : findById).first(db, { platformId, id });
 }
 
+/** Transactions of the platform by id, in id order (settlement batches); with `lock` (PostgreSQL) locked until the transaction ends. */
+export async function findTransactions(db: Db, platformId: string, ids: readonly string[], lock = false): Promise<TransactionRow[]> {
+  if (ids.length === 0) return [];
+  const q = db.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('id', 'in', [...ids]).orderBy('id');
+  return lock ? q.forUpdate().execute() : q.execute();
+}
+
+/** The same change of many transactions of the platform, in one statement (settlement batches: the caller holds the rows). */
+export async function updateTransactions(db: Db, platformId: string, ids: readonly string[], set: Updateable<TransactionsTable>): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('transactions').set(set).where('platform_id', '=', platformId).where('id', 'in', [...ids]).execute();
+}
+
 /** Move a transaction from one status to another; false when it was no longer in `from`. */
 export async function updateTransactionStatus(db: Db, platformId: string, id: string, from: string, set: Updateable<TransactionsTable>): Promise<boolean> {
   return (await updateWithStatus(db, set, [platformId, id, from])) === 1;
+}
+
+/** Write a transaction's whole row back, every column but its key (no status guard: the caller holds the row). */
+export async function writeTransactionRow(db: Db, row: TransactionRow): Promise<void> {
+  await updateWhole(db, row, [row.platform_id, row.id]);
 }
 
 /** Change a transaction's fields (no status guard: the caller holds the row). */

@@ -196,25 +196,12 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       inTransaction = false;
       settled(undefined);
     });
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    // Inserts held back to ride on the transaction's next statement (issue 35, DEFERRED_INSERTS).
+    let pending: Deferred[] = [];
+    /** One statement to the server (a round trip): counted, named when it has parameters. */
+    const send = (args: unknown[]): Promise<unknown> => {
       counted.n += 1;
-      const first = args[0] as string | { text?: unknown } | undefined;
-      const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : undefined;
-      if (text !== undefined && TRANSACTION_BEGIN.test(text)) inTransaction = true;
-      const target = text === undefined ? '*' : writeTargetOf(text);
-      if (target !== null) {
-        localWrites.count(target);
-        changes.count(target);
-        if (!written.has(target)) {
-          written.add(target);
-          changes.began(target);
-        }
-      }
-      // A schema change (migrations) may change what a prepared statement returns: new names.
-      if (text !== undefined && DDL.test(text)) {
-        names.renew();
-        changes.schemaChanged();
-      }
+      const first = args[0];
       let run: Promise<unknown> | undefined;
       // A statement with parameters runs as a named prepared statement (see StatementNames).
       if (args.length === 2 && typeof first === 'string' && Array.isArray(args[1]) && args[1].length > 0) {
@@ -228,6 +215,57 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       }
       run ??= query(...args) as Promise<unknown>;
       if (statementTimeoutMs > 0) run = unansweredDrops(client, run, statementTimeoutMs + PG_STATEMENT_GRACE_MS);
+      return run;
+    };
+    const noteWrite = (target: string) => {
+      localWrites.count(target);
+      changes.count(target);
+      if (!written.has(target)) {
+        written.add(target);
+        changes.began(target);
+      }
+    };
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const first = args[0] as string | { text?: unknown } | undefined;
+      const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : undefined;
+      if (text !== undefined && TRANSACTION_BEGIN.test(text)) {
+        inTransaction = true;
+        pending = [];
+      }
+      const values = args.length === 2 && Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined;
+      if (inTransaction && typeof first === 'string' && values !== undefined) {
+        // An insert of DEFERRED_INSERTS: answered at once (its row count), sent with the next statement.
+        const deferred = deferredInsertOf(first, values);
+        if (deferred) {
+          noteWrite(deferred.table);
+          pending.push(deferred);
+          return Promise.resolve({ command: 'INSERT', rowCount: deferred.rows, rows: [], fields: [] });
+        }
+      }
+      const target = text === undefined ? '*' : writeTargetOf(text);
+      if (target !== null) noteWrite(target);
+      // A schema change (migrations) may change what a prepared statement returns: new names.
+      if (text !== undefined && DDL.test(text)) {
+        names.renew();
+        changes.schemaChanged();
+      }
+      let run: Promise<unknown>;
+      if (pending.length === 0) run = send(args);
+      else {
+        const held = pending;
+        pending = [];
+        if (text !== undefined && TRANSACTION_ROLLBACK.test(text)) run = send(args); // the held inserts go with the rest
+        else if (typeof first === 'string' && values !== undefined && values.length > 0 && canCarry(first, held)) {
+          const merged = withDeferred(held, first, values);
+          run = send([merged.text, merged.values]);
+        } else {
+          // On their own first, in order (before a savepoint, a commit, or a statement naming their table).
+          run = (async () => {
+            for (const d of held) await send([d.text, d.values]);
+            return send(args);
+          })();
+        }
+      }
       if (target === null && !inTransaction && written.size === 0) return run;
       return run.then(
         (r) => {
@@ -274,6 +312,60 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
 }
 
 const TRANSACTION_BEGIN = /^\s*(begin|start\s+transaction)\b/i;
+/** The end of a transaction by rollback (not `rollback to savepoint`). */
+const TRANSACTION_ROLLBACK = /^\s*(abort|rollback(?!\s+to\b))\b/i;
+
+/**
+ * PostgreSQL, issue 35: the tables whose plain inserts (no `returning`, no `on conflict`) inside
+ * a transaction are not sent at once but with the transaction's next statement, as
+ * data-modifying CTEs in front of it (`with d0 as (insert …) <statement>`): one round trip
+ * instead of two or three. A payment writes its quote and its transaction before reading the
+ * day's volume, and its ledger entry and postings before updating the balances: 13 → 9
+ * round trips. What holds this safe:
+ * - the carrying statement must not name the held table (a statement's CTEs are not visible
+ *   to the statement itself); otherwise, and before any statement without parameters
+ *   (savepoints, commit), the held inserts are sent on their own first, in order. A rollback
+ *   drops them. So every insert still runs, in order, inside its transaction and savepoint;
+ * - foreign keys and triggers fire at the end of the carrying statement, which sees the rows
+ *   of its CTEs;
+ * - nothing catches an error of these inserts (their ids are generated; a violation is a bug):
+ *   it arrives with the carrying statement, and the transaction fails as it would have;
+ * - the insert is answered with its row count, which is all their callers read.
+ */
+const DEFERRED_INSERTS = new Set(['quotes', 'transactions', 'ledger_entries', 'ledger_postings', 'jobs']);
+const DEFERRABLE = /^insert into "(\w+)" \([^)]*\) values \(/;
+
+interface Deferred {
+  table: string;
+  text: string;
+  values: unknown[];
+  rows: number;
+}
+
+function deferredInsertOf(text: string, values: unknown[]): Deferred | undefined {
+  const m = DEFERRABLE.exec(text);
+  if (!m || !DEFERRED_INSERTS.has(m[1]!) || /\breturning\b|\bon conflict\b|\bselect\b/i.test(text)) return undefined;
+  return { table: m[1]!, text, values, rows: text.split('), (').length };
+}
+
+/** Whether `text` may carry the held inserts: it has parameters, starts as a plain statement and names none of their tables. */
+function canCarry(text: string, held: readonly Deferred[]): boolean {
+  if (!/^\s*(select|insert|update|delete)\b/i.test(text)) return false;
+  return held.every((d) => !new RegExp(`\\b${d.table}\\b`).test(text));
+}
+
+/** The held inserts as CTEs in front of `text`, their parameters first. */
+function withDeferred(held: readonly Deferred[], text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
+  const all: unknown[] = [];
+  const ctes = held.map((d, i) => {
+    const offset = all.length;
+    all.push(...d.values);
+    return `d${i} as (${offset === 0 ? d.text : d.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+  });
+  const offset = all.length;
+  all.push(...values);
+  return { text: `with ${ctes.join(', ')} ${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)}`, values: all };
+}
 /** The end of a transaction: not `rollback to savepoint`, which leaves it open. */
 const TRANSACTION_END = /^\s*(commit|end|abort|rollback(?!\s+to\b))\b/i;
 

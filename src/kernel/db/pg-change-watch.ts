@@ -29,8 +29,10 @@ export const CHANGE_CHANNEL = 'payments_changes';
 /** The trigger each notified table has (migration 0031_pg_change_notify). */
 export const CHANGE_TRIGGER = 'payments_changed';
 
-/** Tables whose writes migration 0031 notifies: the tables of the service's row caches. */
-export const CHANGE_NOTIFIED_TABLES = ['api_tokens', 'platforms', 'platform_configs', 'fee_configs', 'customers', 'internal_accounts', 'external_accounts'] as const;
+/** The tables migration 0031 gave the trigger (fixed: that migration must do the same on every store). */
+export const CHANGE_NOTIFIED_TABLES_0031 = ['api_tokens', 'platforms', 'platform_configs', 'fee_configs', 'customers', 'internal_accounts', 'external_accounts'] as const;
+/** Tables whose writes are notified: the tables of the service's row caches (0031's, and later migrations' such as 0034 sandbox_faults). */
+export const CHANGE_NOTIFIED_TABLES = [...CHANGE_NOTIFIED_TABLES_0031, 'sandbox_faults'] as const;
 
 type PgClient = pgTypes.Client;
 

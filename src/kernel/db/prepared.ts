@@ -132,12 +132,14 @@ function isPlain(v: unknown): boolean {
   return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint';
 }
 
-/** The columns of a row Kysely would write: its keys whose value is not undefined, in order. */
-function definedColumns(row: Record<string, unknown>): string[] | undefined {
+const NONE: readonly string[] = [];
+
+/** The columns of a row Kysely would write: its keys whose value is not undefined (and not in `omit`), in order. */
+function definedColumns(row: Record<string, unknown>, omit: readonly string[] = NONE): string[] | undefined {
   const cols: string[] = [];
   for (const k in row) {
     const v = row[k];
-    if (v === undefined) continue;
+    if (v === undefined || (omit.length > 0 && omit.includes(k))) continue;
     if (!isPlain(v)) return undefined;
     cols.push(k);
   }
@@ -151,9 +153,29 @@ type Row = Record<string, unknown>;
 const loose = (db: Db | Kysely<DB>): Kysely<any> => db as unknown as Kysely<any>;
 
 /**
+ * Whether `row` names exactly `columns` (its keys whose value is not undefined, in order),
+ * each a plain value: the check of a known shape, without building the row's column list.
+ */
+function hasColumns(row: Row, columns: readonly string[], omit: readonly string[] = NONE): boolean {
+  let i = 0;
+  for (const k in row) {
+    const v = row[k];
+    if (v === undefined || (omit.length > 0 && omit.includes(k))) continue;
+    if (columns[i] !== k || !isPlain(v)) return false;
+    i += 1;
+  }
+  return i === columns.length;
+}
+
+/** How many shapes of one table's rows are kept for the check without string keys (most callers have one or two). */
+const KNOWN_SHAPES = 8;
+
+/**
  * `insert into <table> (<columns>) values (…), …` for rows that name the same columns (their
  * keys with a value that is not undefined, as Kysely takes them), prepared once per shape.
  * Rows of differing shapes or holding expressions go through the query builder, as before.
+ * The shapes met last are recognised by comparing a row's keys with theirs in place (issue 35:
+ * joining some 40 column names into a key on every insert was a visible share of a payment).
  */
 export function preparedInsert<T extends keyof DB & string>(table: T): (db: Db, rows: Row | readonly Row[]) => Promise<void> {
   interface Shape {
@@ -169,27 +191,55 @@ export function preparedInsert<T extends keyof DB & string>(table: T): (db: Db, 
   );
   // The slot names of a shape, in the order Kysely binds them (row by row, column by column).
   const namesOf = new Map<string, { joined: string; list: string[] }>();
+  interface Known {
+    columns: string[];
+    rows: number;
+    q: Prepared<Row, unknown>;
+    names: { joined: string; list: string[] };
+  }
+  const known: Known[] = [];
+  const recognise = (rows: readonly Row[]): Known | undefined => {
+    for (const s of known) {
+      if (s.rows !== rows.length) continue;
+      let all = true;
+      for (const r of rows) {
+        if (!hasColumns(r, s.columns)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) return s;
+    }
+    return undefined;
+  };
   return async (db, input) => {
     const rows = (Array.isArray(input) ? input : [input]) as Row[];
     if (rows.length === 0) return;
-    const columns = definedColumns(rows[0]!);
-    const sameShape = columns !== undefined && rows.every((r, i) => i === 0 || sameColumns(definedColumns(r), columns));
-    const q = sameShape ? forShape({ columns, rows: rows.length }) : undefined;
-    if (!q) {
-      await loose(db).insertInto(table as string).values(rows).execute();
-      return;
+    let shape = recognise(rows);
+    if (!shape) {
+      const columns = definedColumns(rows[0]!);
+      const sameShape = columns !== undefined && rows.every((r, i) => i === 0 || sameColumns(definedColumns(r), columns));
+      const q = sameShape ? forShape({ columns, rows: rows.length }) : undefined;
+      if (!q) {
+        await loose(db).insertInto(table as string).values(rows).execute();
+        return;
+      }
+      const key = `${rows.length}|${columns!.join(',')}`;
+      let names = namesOf.get(key);
+      if (!names) {
+        const list = rows.flatMap((_, i) => columns!.map((c) => `${i}:${c}`));
+        names = { joined: list.join('\n'), list };
+        namesOf.set(key, names);
+      }
+      shape = { columns: columns!, rows: rows.length, q, names };
+      known.unshift(shape);
+      if (known.length > KNOWN_SHAPES) known.pop();
     }
-    const key = `${rows.length}|${columns!.join(',')}`;
-    let names = namesOf.get(key);
-    if (!names) {
-      const list = rows.flatMap((_, i) => columns!.map((c) => `${i}:${c}`));
-      names = { joined: list.join('\n'), list };
-      namesOf.set(key, names);
-    }
-    const values = new Array<unknown>(rows.length * columns!.length);
+    const columns = shape.columns;
+    const values = new Array<unknown>(rows.length * columns.length);
     let k = 0;
-    for (const r of rows) for (const c of columns!) values[k++] = r[c];
-    await q.executeOrdered(db, names.joined, names.list, values);
+    for (const r of rows) for (const c of columns) values[k++] = r[c];
+    await shape.q.executeOrdered(db, shape.names.joined, shape.names.list, values);
   };
 }
 
@@ -200,9 +250,12 @@ function sameColumns(a: string[] | undefined, b: string[]): boolean {
 /**
  * `update <table> set <columns of set> where <column> = … and …`, prepared once per set of
  * columns (keys whose value is not undefined, as Kysely takes them). Returns the number of
- * rows updated. A set holding an expression goes through the query builder, as before.
+ * rows updated. A set holding an expression goes through the query builder, as before. The
+ * values are passed in slot order (set, then where), recognising the sets met last as
+ * `preparedInsert` does. Keys named in `omit` are never set (a whole row written back
+ * without its key columns, with no copy of the row made to leave them out).
  */
-export function preparedUpdate<T extends keyof DB & string>(table: T, whereColumns: readonly string[]): (db: Db, set: Row, where: readonly unknown[]) => Promise<number> {
+export function preparedUpdate<T extends keyof DB & string>(table: T, whereColumns: readonly string[], omit: readonly string[] = NONE): (db: Db, set: Row, where: readonly unknown[]) => Promise<number> {
   const forShape = preparedByShape<string[], Row>(
     (columns) => columns.join(','),
     (db, p, columns) => {
@@ -211,19 +264,46 @@ export function preparedUpdate<T extends keyof DB & string>(table: T, whereColum
       return q;
     },
   );
+  interface Known {
+    columns: string[];
+    q: Prepared<Row, unknown>;
+    joined: string;
+    list: string[];
+  }
+  const known: Known[] = [];
   return async (db, set, where) => {
-    const columns = definedColumns(set);
-    const q = columns !== undefined && columns.length > 0 ? forShape(columns) : undefined;
-    if (!q) {
-      let b = loose(db).updateTable(table as string).set(set);
-      whereColumns.forEach((w, i) => (b = b.where(w, '=', where[i])));
-      const r = await b.executeTakeFirst();
-      return Number(r.numUpdatedRows);
+    let shape: Known | undefined;
+    for (const s of known) {
+      if (hasColumns(set, s.columns, omit)) {
+        shape = s;
+        break;
+      }
     }
-    const params: Row = {};
-    for (const c of columns!) params[`set:${c}`] = set[c];
-    whereColumns.forEach((w, i) => (params[`where:${w}`] = where[i]));
-    const r = await q.execute(db, params);
+    if (!shape) {
+      const columns = definedColumns(set, omit);
+      const q = columns !== undefined && columns.length > 0 ? forShape(columns) : undefined;
+      if (!q) {
+        let without = set;
+        if (omit.length > 0) {
+          without = { ...set };
+          for (const k of omit) delete without[k];
+        }
+        let b = loose(db).updateTable(table as string).set(without);
+        whereColumns.forEach((w, i) => (b = b.where(w, '=', where[i])));
+        const r = await b.executeTakeFirst();
+        return Number(r.numUpdatedRows);
+      }
+      const list = [...columns!.map((c) => `set:${c}`), ...whereColumns.map((w) => `where:${w}`)];
+      shape = { columns: columns!, q, joined: list.join('\n'), list };
+      known.unshift(shape);
+      if (known.length > KNOWN_SHAPES) known.pop();
+    }
+    const columns = shape.columns;
+    const values = new Array<unknown>(columns.length + whereColumns.length);
+    let k = 0;
+    for (const c of columns) values[k++] = set[c];
+    for (let i = 0; i < whereColumns.length; i += 1) values[k++] = where[i];
+    const r = await shape.q.executeOrdered(db, shape.joined, shape.list, values);
     return Number(r.numAffectedRows ?? 0);
   };
 }

@@ -640,6 +640,11 @@ export interface WebhookDeliveriesTable {
   next_attempt_ms: number | null;
   /** While SENDING: real time after which another worker may take it over. */
   lease_until_ms: number | null;
+  /**
+   * Whether it heads its lane (migration 0035): 1 the earliest open delivery of its
+   * resource, 0 not, null not looked at yet (a new delivery). Written only by the deliverer.
+   */
+  lane_head: ColumnType<number | null, number | null | undefined, number | null>;
   last_status_code: number | null;
   last_error: string | null;
   delivered_at: string | null;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { CHANGE_CHANNEL, CHANGE_NOTIFIED_TABLES, CHANGE_TRIGGER } from '../pg-change-watch.js';
+import { CHANGE_CHANNEL, CHANGE_NOTIFIED_TABLES_0031 as CHANGE_NOTIFIED_TABLES, CHANGE_TRIGGER } from '../pg-change-watch.js';
 import { type AnyDb, storeKind } from './support.js';
 
 // Issue 15: row caches across requests on PostgreSQL (kernel/db/pg-change-watch.ts). Each

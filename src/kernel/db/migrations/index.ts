@@ -34,6 +34,9 @@ import * as m0029_postings_without_rowid from './0029_postings_without_rowid.js'
 import * as m0030_receiver_index_partial from './0030_receiver_index_partial.js';
 import * as m0031_pg_change_notify from './0031_pg_change_notify.js';
 import * as m0032_postings_without_entry_columns from './0032_postings_without_entry_columns.js';
+import * as m0033_sandbox_snapshots from './0033_sandbox_snapshots.js';
+import * as m0034_sandbox_faults from './0034_sandbox_faults.js';
+import * as m0035_delivery_lane_heads from './0035_delivery_lane_heads.js';
 
 // Every migration, one file each in this folder, named `NNNN_purpose.ts` as Kysely's
 // FileMigrationProvider expects (the name without `.ts` is the one `kysely_migration`
@@ -78,4 +81,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0030_receiver_index_partial': m0030_receiver_index_partial,
   '0031_pg_change_notify': m0031_pg_change_notify,
   '0032_postings_without_entry_columns': m0032_postings_without_entry_columns,
+  '0033_sandbox_snapshots': m0033_sandbox_snapshots,
+  '0034_sandbox_faults': m0034_sandbox_faults,
+  '0035_delivery_lane_heads': m0035_delivery_lane_heads,
 };
