@@ -150,6 +150,30 @@ describe(`strong customer authentication (${STORE})`, () => {
     await assertLedgerInvariants(t.store);
   });
 
+  it('a quote created with immediatelyExecute for an in-scope customer is held like an executed one, then authorized', async () => {
+    // Issue 35 (fourth pass): such a quote and its transaction are written once, at their
+    // start; a quote held for authorization is written first, then moved, as before.
+    const c = await funded();
+    const src = c.accounts.EUR!;
+    const ext = await eurExternal(t, c.id);
+    await login(c.id);
+    const q = await quote(quoteRequest(src, ext, 10_000, { immediatelyExecute: true }));
+    expect(q.status).toBe('PENDING_AUTHORIZATION');
+    expect(q.scaChallenge).toMatchObject({ id: expect.stringMatching(/^ScaChallenge:/), purpose: 'PAYOUT' });
+    expect((await t.call('GET', `/quotes/${enc(q.id)}`)).json()).toEqual(q);
+    expect((await tx(q.transactionId)).status).toBe('PENDING_AUTHORIZATION');
+    expect(await balanceOf(t, src)).toEqual({ available: 100_000, total: 100_000 });
+    envelope(await execute(q), 409);
+    const ok = await authorize(q);
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json().status).toBe('PROCESSING');
+    expect(await balanceOf(t, src)).toEqual({ available: 90_000, total: 100_000 });
+    await advanceAndDeliver(t, 5);
+    expect((await tx(q.transactionId)).status).toBe('COMPLETED');
+    expect(typesFor(q.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PENDING_AUTHORIZATION', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
+    await assertLedgerInvariants(t.store);
+  });
+
   it('a cross-currency payment takes two authorizations in sequence (conversion, then payout), by code and by passkey', async () => {
     const c = await funded('USD');
     const ext = await eurExternal(t, c.id);

@@ -11,10 +11,10 @@ import { findCustomer } from '../customers/store.js';
 import { accountInfoOf, requireExternalAccount } from '../external-accounts/service.js';
 import { checkDailyVolume, type LimitSubject } from '../limits/service.js';
 import type { PlatformRow } from '../../operator/platforms/store.js';
-import { type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment } from '../transactions/payments.js';
+import { type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment, writeUnwrittenPayments } from '../transactions/payments.js';
 import { findTransaction, type TransactionRow } from '../transactions/store.js';
 import type { Quote } from './schemas.js';
-import { findQuote, type QuoteRow, updateQuoteStatus } from './store.js';
+import { findQuote, insertQuote, type QuoteRow, updateQuoteStatus } from './store.js';
 import { authorizationGate } from './authorization.js';
 import { type CreateOptions, type StoredPayee, requireReadySender } from './parties.js';
 import { quoteView, requireQuote } from './views.js';
@@ -25,6 +25,36 @@ import { quoteView, requireQuote } from './views.js';
 type Now = { ms: number; at: string };
 
 // ---- Execute ----------------------------------------------------------------------------
+
+/**
+ * Quotes made and not written yet, per database transaction (issue 35, fourth pass): a quote
+ * created with immediatelyExecute is written once, by executeRow, in the state its execution
+ * leaves it (PROCESSING), instead of inserted PENDING and then updated. Its transaction's
+ * PENDING row is deferred the same way (createPendingPayment's `deferWrite`).
+ */
+const unwrittenQuotes = new WeakMap<Transaction<DB>, Map<string, QuoteRow>>();
+
+/** Keep `row` unwritten until executeRow (buildQuote with its writes deferred). */
+export function deferQuoteInsert(trx: Transaction<DB>, row: QuoteRow): void {
+  let rows = unwrittenQuotes.get(trx);
+  if (!rows) unwrittenQuotes.set(trx, (rows = new Map()));
+  rows.set(row.id, row);
+}
+
+/** The quote's row if it is still unwritten, no longer kept as such: the caller writes it. */
+function takeUnwrittenQuote(trx: Transaction<DB>, id: string): QuoteRow | undefined {
+  const rows = unwrittenQuotes.get(trx);
+  const row = rows?.get(id);
+  if (row !== undefined) rows!.delete(id);
+  return row;
+}
+
+/** Write the quote and its transaction as they are, PENDING, if they are still unwritten (before a path that reads or updates them). */
+async function writeUnwritten(trx: Transaction<DB>, id: string): Promise<void> {
+  const row = takeUnwrittenQuote(trx, id);
+  if (row !== undefined) await insertQuote(trx, row);
+  await writeUnwrittenPayments(trx);
+}
 
 export function limitSubject(platform: PlatformRow, row: QuoteRow, nowMs: number): LimitSubject {
   return {
@@ -156,8 +186,12 @@ export async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platfo
   if (row.customer_id !== null) await requireReadySender(trx, platform, row.customer_id);
   await checkDailyVolume(trx, limitSubject(platform, row, now.ms));
   // SCA (src/api/sca): a payment of an in-scope customer waits for its authorization instead.
-  if (opts.transfer !== 'IN' && (await authorizationGate?.(trx, deps, platform, row, now))) return (await findTransaction(trx, platform.id, row.transaction_id!))!;
-  if (!(await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at }))) {
+  // A gate that holds the quote writes it first (its unwritten rows, if any: `beforeHold`).
+  if (opts.transfer !== 'IN' && (await authorizationGate?.(trx, deps, platform, row, now, () => writeUnwritten(trx, row.id)))) return (await findTransaction(trx, platform.id, row.transaction_id!))!;
+  const unwritten = takeUnwrittenQuote(trx, row.id);
+  // A quote this transaction made and has not written: no one else can have executed it; its one write, PROCESSING.
+  if (unwritten !== undefined) await insertQuote(trx, { ...unwritten, status: 'PROCESSING', updated_at: now.at });
+  else if (!(await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at }))) {
     throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${row.id} was executed concurrently`, { quoteId: row.id });
   }
   const { flow, outcome } = await planOf(trx, row, opts);

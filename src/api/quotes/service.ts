@@ -18,7 +18,7 @@ import { createPendingPayment, type PaymentDeps } from '../transactions/payments
 import type { Quote, QuoteRequest } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow } from './store.js';
 import { authorizationGate } from './authorization.js';
-import { executeRow, paymentOf, planOf, quoteAfterExecute } from './execute.js';
+import { deferQuoteInsert, executeRow, paymentOf, planOf, quoteAfterExecute } from './execute.js';
 import { type CreateOptions, type StoredPayee, accountTypeOf, railsFor, requireReadySender, resolvePayee, resolvePayer } from './parties.js';
 import { price, usdCents } from './pricing.js';
 import { quoteView } from './views.js';
@@ -47,7 +47,8 @@ export const QUOTE_TTL_MS = 5 * 60_000;
  */
 export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions = {}): Promise<Quote> {
   const create = async (trx: Transaction<DB>): Promise<Quote> => {
-    const row = await buildQuote(trx, deps, platform, now, body, opts);
+    // Executed at once (not a transfer): the quote and its transaction are written once each, in their started state (executeRow).
+    const row = await buildQuote(trx, deps, platform, now, body, opts, body.immediatelyExecute === true && opts.transfer === undefined);
     if (row.source_type === 'REALTIME_FUNDING' && opts.transfer === undefined && (await authorizationGate?.(trx, deps, platform, row, now))) {
       return quoteView((await findQuote(trx, platform.id, row.id))!, now.ms);
     }
@@ -62,7 +63,7 @@ export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now:
   return effectTransaction(deps.store.db, (trx) => (body.immediatelyExecute === true ? emitEventsTogether(trx, () => create(trx)) : create(trx)));
 }
 
-export async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions): Promise<QuoteRow> {
+export async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platform: PlatformRow, now: Now, body: QuoteRequest, opts: CreateOptions, deferWrites = false): Promise<QuoteRow> {
   const platformId = platform.id;
   const payer = await resolvePayer(trx, platform, body.source);
   const payee = await resolvePayee(trx, platform, now.ms, body);
@@ -186,11 +187,13 @@ export async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platfo
     receiver: JSON.stringify({ ...stored, railSelectionMode: railMode }),
     sca_challenge: null,
   };
-  await insertQuote(trx, row);
+  // `deferWrites`: executeRow, called next in this transaction, writes the quote (execute.ts deferQuoteInsert).
+  if (deferWrites) deferQuoteInsert(trx, row);
+  else await insertQuote(trx, row);
   // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
   const { flow } = await planOf(trx, row, opts);
   const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id, opts.agentId);
-  await createPendingPayment(trx, deps, extended(pending, { created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }), expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined);
+  await createPendingPayment(trx, deps, extended(pending, { created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }), expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined, { deferWrite: deferWrites });
   return row;
 }
 

@@ -84,7 +84,7 @@ async function issueQuoteChallenge(trx: Transaction<DB>, jobs: JobQueue, row: Qu
  * paymentInstructions are withheld until then). Not held: platform quotes, pulls, and payouts
  * to a trusted beneficiary. A prefunded source must hold the amount now (else 400 INVALID_AMOUNT).
  */
-export async function holdForAuthorization(trx: Transaction<DB>, deps: PaymentDeps, _platform: PlatformRow, row: QuoteRow, now: Now): Promise<boolean> {
+export async function holdForAuthorization(trx: Transaction<DB>, deps: PaymentDeps, _platform: PlatformRow, row: QuoteRow, now: Now, beforeHold?: () => Promise<void>): Promise<boolean> {
   if (row.customer_id === null || row.source_account_id?.startsWith('ExternalAccount:')) return false;
   const customer = await findCustomer(trx, row.platform_id, row.customer_id);
   if (!customer || !customerUnderMandatingProvider(customer)) return false;
@@ -103,6 +103,8 @@ export async function holdForAuthorization(trx: Transaction<DB>, deps: PaymentDe
       });
     }
   }
+  // The quote and its transaction in the store before the challenge moves them (quotes/authorization.ts).
+  await beforeHold?.();
   await issueQuoteChallenge(trx, deps.jobs, row, purposesOf(row), now, 'PENDING');
   return true;
 }

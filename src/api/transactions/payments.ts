@@ -159,7 +159,7 @@ async function setQuoteStatus(trx: Trx, row: TransactionRow, to: 'PROCESSING' | 
  * Unless `executesNow`, it expires with its quote (a durable EXPIRE step at `expiresAtMs`:
  * `EXPIRED`, OUTGOING_PAYMENT.EXPIRED); executing (or funding) the quote starts it (startPayment).
  */
-export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, expiresAtMs: number, now: Now, executesNow: boolean): Promise<TransactionRow> {
+export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: NewPayment, expiresAtMs: number, now: Now, executesNow: boolean, opts: { deferWrite?: boolean } = {}): Promise<TransactionRow> {
   const { flow, realtimeFunded, ...fields } = input;
   void realtimeFunded;
   // Keys added to the rest object, not after a spread of it (kernel/objects.ts: V8's slow path).
@@ -175,7 +175,11 @@ export async function createPendingPayment(trx: Trx, deps: PaymentDeps, input: N
     expected_settlement_at: null,
     settlement_timeline_seconds: null,
   });
-  await insertTransaction(trx, row);
+  // `deferWrite` (a quote executed in the same request, issue 35 fourth pass): the PENDING row
+  // is not written; startPayment writes the row once, in the state the request leaves it
+  // (writeUnwrittenPayments writes it as it is for a path that needs it in the store first).
+  if (executesNow && opts.deferWrite) unwrittenOf(trx).set(row.id, row);
+  else await insertTransaction(trx, row);
   if (executesNow) pendingWritten(trx).set(row.id, row.created_at);
   if (row.type === 'OUTGOING') await emitTx(trx, row, 'PENDING', now.at);
   if (!executesNow) await schedule(trx, deps, row, 'EXPIRE', expiresAtMs + 1, now.at);
@@ -196,23 +200,56 @@ function pendingWritten(trx: Trx): Map<string, string> {
 }
 
 /**
- * Write a starting transaction: over its PENDING row when the quote created one (keeping its
- * createdAt), else new. With `deferUpdate`, an existing row is not written yet (the caller
- * writes it once, whole, when the money has moved: one write per state change); answers
- * whether it still has to be.
+ * The PENDING rows createPendingPayment made with `deferWrite` and nobody wrote yet, per
+ * database transaction: id → row. Nothing reads a transaction between its quote's creation
+ * and its start on that path (the quote's execution checks read the customer, the day's
+ * volume, which a PENDING transaction does not count, and the accounts), so the row is
+ * inserted once, in its started state, instead of inserted PENDING and then rewritten whole.
  */
-async function writeStarted(trx: Trx, row: TransactionRow, deferUpdate = false): Promise<boolean> {
+const unwrittenRows = new WeakMap<Trx, Map<string, TransactionRow>>();
+
+function unwrittenOf(trx: Trx): Map<string, TransactionRow> {
+  let rows = unwrittenRows.get(trx);
+  if (!rows) unwrittenRows.set(trx, (rows = new Map()));
+  return rows;
+}
+
+/** Write the PENDING rows createPendingPayment deferred in `trx` and nobody wrote yet, as they are (before a path that reads or updates them). */
+export async function writeUnwrittenPayments(trx: Trx): Promise<void> {
+  const rows = unwrittenRows.get(trx);
+  if (!rows) return;
+  unwrittenRows.delete(trx);
+  for (const row of rows.values()) await insertTransaction(trx, row);
+}
+
+/**
+ * Write a starting transaction: over its PENDING row when the quote created one (keeping its
+ * createdAt), else new. With `deferUpdate`, the row is not written yet (the caller writes it
+ * once, whole, when the money has moved: one write per state change); answers what the
+ * caller still has to write: `update` over the PENDING row in the store, `insert` for a
+ * PENDING row that was never written (createPendingPayment's `deferWrite`), or `none`.
+ */
+async function writeStarted(trx: Trx, row: TransactionRow, deferUpdate = false): Promise<'none' | 'update' | 'insert'> {
   const written = pendingRows.get(trx);
+  const unwritten = unwrittenRows.get(trx)?.get(row.id);
   const createdAt = written?.get(row.id) ?? (await findTransaction(trx, row.platform_id, row.id))?.created_at;
   written?.delete(row.id);
+  if (unwritten !== undefined) {
+    // Its PENDING row was never written (createPendingPayment's `deferWrite`): one insert, now or when the money has moved.
+    unwrittenRows.get(trx)!.delete(row.id);
+    row.created_at = unwritten.created_at;
+    if (deferUpdate) return 'insert';
+    await insertTransaction(trx, row);
+    return 'none';
+  }
   if (createdAt === undefined) {
     await insertTransaction(trx, row);
-    return false;
+    return 'none';
   }
   row.created_at = createdAt;
-  if (deferUpdate) return true;
+  if (deferUpdate) return 'update';
   await writeWhole(trx, row);
-  return false;
+  return 'none';
 }
 
 async function writeWhole(trx: Trx, row: TransactionRow): Promise<void> {
@@ -318,7 +355,8 @@ export async function startPayment(trx: Trx, deps: PaymentDeps, input: NewPaymen
     row.expected_settlement_at = expected.expectedSettlementAt;
     row.settlement_timeline_seconds = expected.settlementTimelineSeconds;
   }
-  if (unwritten) await writeWhole(trx, row);
+  if (unwritten === 'insert') await insertTransaction(trx, row);
+  else if (unwritten === 'update') await writeWhole(trx, row);
   else
     await updateTransaction(trx, row.platform_id, row.id, {
       hold_entry_id: entry.id,
