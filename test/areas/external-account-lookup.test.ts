@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getLookup } from '../../src/api/lookups/service.js';
 import { ADMIN_KEY, basic, envelope, makeApp, type TestApp } from '../helpers.js';
 
 // GET /receiver/external-account/{accountId} (lookupExternalAccount), checked against the
@@ -24,6 +25,9 @@ describe('external-account lookup', () => {
     expect(res.statusCode, res.body).toBe(201);
     return (res.json() as { id: string }).id;
   };
+
+  const platformOf = async (customerId: string): Promise<string> =>
+    (await t.store.db.selectFrom('customers').select('platform_id').where('id', '=', customerId).executeTakeFirstOrThrow()).platform_id;
 
   const lookup = (accountId: string, query: Record<string, string>, headers: Record<string, string> = {}) =>
     t.call('GET', `/receiver/external-account/${encodeURIComponent(accountId)}?${new URLSearchParams(query).toString()}`, undefined, headers);
@@ -124,12 +128,51 @@ describe('external-account lookup', () => {
   it('stores the lookup with what was quoted', async () => {
     const accountId = await usdAccount('523456789');
     const body = (await lookup(accountId, { customerId: sender.id, sendingCurrency: 'EUR' })).json() as LookupBody;
-    const row = await t.store.db.selectFrom('lookups').selectAll().where('id', '=', body.lookupId).executeTakeFirstOrThrow();
-    expect(row.kind).toBe('EXTERNAL_ACCOUNT');
-    expect(row.target).toBe(accountId);
-    expect(row.customer_id).toBe(sender.id);
-    expect(row.sending_currency).toBe('EUR');
-    expect(JSON.parse(row.quoted)).toEqual(body.supportedCurrencies);
+    const stored = await getLookup(t.store.db, await platformOf(sender.id), body.lookupId);
+    expect(stored.id).toBe(body.lookupId);
+    expect(stored.kind).toBe('EXTERNAL_ACCOUNT');
+    expect(stored.target).toBe(accountId);
+    expect(stored.customerId).toBe(sender.id);
+    expect(stored.sendingCurrency).toBe('EUR');
+    expect(stored.supportedCurrencies).toEqual(body.supportedCurrencies);
+  });
+
+  it('identical lookups share one stored answer, each with its own id and time; another answer is stored apart (issue 35)', async () => {
+    const accountId = await usdAccount('133456789');
+    const platformId = await platformOf(sender.id);
+    const first = (await lookup(accountId, { customerId: sender.id })).json() as LookupBody;
+    await t.call('POST', '/sandbox/clock/advance', { seconds: 60 });
+    const second = (await lookup(accountId, { customerId: sender.id })).json() as LookupBody;
+    const both = await Promise.all([lookup(accountId, { customerId: sender.id }), lookup(accountId, { customerId: sender.id })]);
+    const ids = [first.lookupId, second.lookupId, ...both.map((r) => (r.json() as LookupBody).lookupId)];
+    expect(new Set(ids).size).toBe(4);
+    for (const id of ids) expect(id).toMatch(new RegExp(`^Lookup:${UUID}$`));
+    const answers = () => t.store.db.selectFrom('lookup_answers').select(['key', 'sending_currency']).where('target', '=', accountId).execute();
+    expect(await answers()).toHaveLength(1);
+    const a = await getLookup(t.store.db, platformId, first.lookupId);
+    const b = await getLookup(t.store.db, platformId, second.lookupId);
+    expect({ ...a, id: '', createdAt: '' }).toEqual({ ...b, id: '', createdAt: '' });
+    expect(Date.parse(b.createdAt) - Date.parse(a.createdAt)).toBeGreaterThanOrEqual(60_000);
+    // Another answer (another sending currency): its own row.
+    const eur = (await lookup(accountId, { customerId: sender.id, sendingCurrency: 'EUR' })).json() as LookupBody;
+    expect((await answers()).map((r) => r.sending_currency).sort()).toEqual(['EUR', 'USD']);
+    expect((await getLookup(t.store.db, platformId, eur.lookupId)).sendingCurrency).toBe('EUR');
+  });
+
+  it('a restored snapshot takes the lookups made after it; the next identical lookup is stored again (issue 35)', async () => {
+    const accountId = await usdAccount('143456789');
+    const platformId = await platformOf(sender.id);
+    const name = `lookups-${Date.now()}`;
+    const saved = await t.call('POST', '/sandbox/snapshots', { name });
+    expect(saved.statusCode, saved.body).toBe(201);
+    const before = (await lookup(accountId, { customerId: sender.id })).json() as LookupBody;
+    expect((await getLookup(t.store.db, platformId, before.lookupId)).target).toBe(accountId);
+    const restored = await t.call('POST', `/sandbox/snapshots/${name}/restore`);
+    expect(restored.statusCode, restored.body).toBe(200);
+    await expect(getLookup(t.store.db, platformId, before.lookupId)).rejects.toMatchObject({ status: 404, code: 'LOOKUP_REQUEST_NOT_FOUND' });
+    const after = (await lookup(accountId, { customerId: sender.id })).json() as LookupBody;
+    expect((await getLookup(t.store.db, platformId, after.lookupId)).target).toBe(accountId);
+    expect(after.lookupId).not.toBe(before.lookupId);
   });
 
   it('lists every parameter problem in one 400', async () => {

@@ -1,9 +1,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import { currencyView, findCurrency } from '../../kernel/currencies.js';
+import type { ChangeWatch } from '../../kernel/db/change-watch.js';
+import { storeOf } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError, invalidInput, notFound } from '../../kernel/errors.js';
 import { missingReference } from '../../kernel/references.js';
-import { idPattern, isIdOf, newId } from '../../kernel/ids.js';
+import { idPattern, isIdOf } from '../../kernel/ids.js';
 import { corridorOf, mergePayerDataFields, type PayerDataField } from '../../sandbox/rules/corridors.js';
 import { type CachedRate, RATE_CACHE_TTL_MS, sendingBounds } from '../../sandbox/rules/fx.js';
 import { parseUmaAddress, UMA_ADDRESS_PATTERN, type UmaBehaviour } from '../../sandbox/rules/uma.js';
@@ -11,7 +13,8 @@ import { type CustomerRow, findCustomer, findCustomerByUmaAddress } from '../cus
 import { pairRate, platformFee } from '../exchange-rates/service.js';
 import type { PlatformRow } from '../../operator/platforms/store.js';
 import type { CurrencyPreference, ReceiverLookupResponse } from './schemas.js';
-import { findLookup as findLookupRow, insertLookup, type LookupRow } from './store.js';
+import { COUNTER_LIMIT, counterStart, lookupIdOf, lookupIdParts, newAnswerKey } from './ids.js';
+import { findLookup as findLookupRow, findLookupAnswer, insertLookupAnswer, type LookupAnswerRow, lookupAnswerExists, type LookupRow } from './store.js';
 
 // The logic both receiver lookups share (GET /receiver/uma/{address} and
 // GET /receiver/external-account/{accountId}): checking the sender query, resolving the
@@ -236,9 +239,7 @@ export async function performLookup(
     ...input.receiving.filter((r) => offered.has(r.currency)).flatMap((r) => [corridorOf(r.currency)?.requiredPayerDataFields, r.requiredPayerDataFields]),
     input.requiredPayerDataFields,
   ]);
-  const lookupId = newId('Lookup');
-  await insertLookup(db, {
-    id: lookupId,
+  const lookupId = await recordLookup(db, now, {
     platform_id: platform.id,
     kind: input.kind,
     target: input.target,
@@ -247,11 +248,111 @@ export async function performLookup(
     quoted: quotedJson(supportedCurrencies),
     required_payer_data_fields: fields.length > 0 ? JSON.stringify(fields) : null,
     receiver: input.receiver ? JSON.stringify(input.receiver) : null,
-    created_at: now.at,
   });
   const out: ReceiverLookupResponse = { sendingCurrency: currencyView(sender.sendingCurrency), supportedCurrencies, lookupId };
   if (fields.length > 0) out.requiredPayerDataFields = fields as ReceiverLookupResponse['requiredPayerDataFields'];
   return out;
+}
+
+type Answer = Omit<LookupAnswerRow, 'key' | 'created_at'>;
+
+/** An answer this process stored, reused by the identical lookups after it. */
+interface KnownAnswer {
+  key: string;
+  /** The counter of the next lookup id (lookups/ids.ts). */
+  next: number;
+  /** While its row is being inserted: settles once committed (or failed). */
+  storing: Promise<void> | null;
+  /** The store's change watch's version when the row was last seen there (-1: read it again). */
+  seenAt: number;
+}
+
+/** Per store (its Kysely adapter): the change watch of lookup_answers, and the answers this process stored, by content. */
+interface KnownAnswers {
+  watch: ChangeWatch | null;
+  byContent: Map<string, KnownAnswer>;
+}
+
+const knownAnswers = new WeakMap<object, KnownAnswers>();
+/** Answers remembered per store at most (all forgotten at once beyond). */
+const KNOWN_ANSWERS_MAX = 10_000;
+
+function knownAnswersOf(db: Kysely<DB>): KnownAnswers {
+  const adapter = db.getExecutor().adapter;
+  let known = knownAnswers.get(adapter);
+  if (!known) knownAnswers.set(adapter, (known = { watch: storeOf(db)?.watch?.(['lookup_answers']) ?? null, byContent: new Map() }));
+  return known;
+}
+
+/**
+ * Record a lookup and mint its id (issue 35). Identical lookups (same platform, receiver,
+ * sender, currency, prices, payer data fields) answer the same, and a quote reads back only
+ * that answer and the lookup's time: the answer is stored once (lookup_answers) and each
+ * lookup's id carries its own time and the answer's key (lookups/ids.ts). An answer this
+ * process stored is reused while its row is still there: a sandbox reset, a snapshot's
+ * restore or a platform's deletion may have removed it, from any process, so it is read
+ * again (by primary key) unless the store's change watch says that nothing may have
+ * deleted it since it was last seen (on SQLite: no delete through this store, no commit of
+ * another connection; on PostgreSQL, whose watch is not notified of this table, it is read
+ * every time). A new answer is inserted, and every lookup waits for its commit before
+ * answering (a 2xx means the record is durable, and visible to every process). Inside a
+ * caller's transaction the answer is stored for that lookup only, as its commit is the
+ * caller's.
+ */
+async function recordLookup(db: Db, now: { ms: number; at: string }, answer: Answer): Promise<string> {
+  if (db.isTransaction) {
+    const key = newAnswerKey();
+    await insertLookupAnswer(db, { ...answer, key, created_at: now.at });
+    return lookupIdOf(now.ms, counterStart(), key);
+  }
+  const known = knownAnswersOf(db as Kysely<DB>);
+  const content = `${answer.platform_id}\n${answer.kind}\n${answer.target}\n${answer.customer_id}\n${answer.sending_currency}\n${answer.quoted}\n${answer.required_payer_data_fields ?? ''}\n${answer.receiver ?? ''}`;
+  let a = known.byContent.get(content);
+  if (a) {
+    if (a.storing) await a.storing;
+    else {
+      const version = known.watch ? known.watch.version() : -1;
+      if (version === -1 || version !== a.seenAt) {
+        if (await lookupAnswerExists(db, a.key)) a.seenAt = version;
+        else {
+          if (known.byContent.get(content) === a) known.byContent.delete(content);
+          a = undefined;
+        }
+      }
+    }
+  }
+  if (!a) a = await storeAnswer(db, known.byContent, content, answer, now.at);
+  const n = a.next;
+  a.next += 1;
+  if (a.next >= COUNTER_LIMIT && known.byContent.get(content) === a) known.byContent.delete(content);
+  return lookupIdOf(now.ms, n, a.key);
+}
+
+/** Insert a new answer (a second key if the first was taken) and remember it once committed. */
+async function storeAnswer(db: Db, known: Map<string, KnownAnswer>, content: string, answer: Answer, at: string): Promise<KnownAnswer> {
+  // Seen at -1: the first reuse reads it (a write counted between its commit and now is not missed).
+  const a: KnownAnswer = { key: newAnswerKey(), next: counterStart(), storing: null, seenAt: -1 };
+  const insert = async (): Promise<void> => {
+    try {
+      await insertLookupAnswer(db, { ...answer, key: a.key, created_at: at });
+    } catch (err) {
+      // 40 random bits: a key already taken is unlikely, but not an error of the lookup's.
+      if (!(await lookupAnswerExists(db, a.key).catch(() => false))) throw err;
+      a.key = newAnswerKey();
+      await insertLookupAnswer(db, { ...answer, key: a.key, created_at: at });
+    }
+  };
+  a.storing = insert();
+  if (known.size >= KNOWN_ANSWERS_MAX) known.clear();
+  known.set(content, a);
+  try {
+    await a.storing;
+  } catch (err) {
+    if (known.get(content) === a) known.delete(content);
+    throw err;
+  }
+  a.storing = null;
+  return a;
 }
 
 /** A stored lookup, parsed. */
@@ -285,9 +386,15 @@ function storedView(row: LookupRow): StoredLookup {
 
 /** A lookup of the platform for a quote: unknown (or another platform's) → 404 LOOKUP_REQUEST_NOT_FOUND. */
 export async function getLookup(db: Db, platformId: string, lookupId: string): Promise<StoredLookup> {
-  const row = isIdOf('Lookup', lookupId) ? await findLookupRow(db, platformId, lookupId) : undefined;
-  if (!row) throw notFound('LOOKUP_REQUEST_NOT_FOUND', 'Lookup', lookupId);
-  return storedView(row);
+  if (isIdOf('Lookup', lookupId)) {
+    const { ms, key } = lookupIdParts(lookupId);
+    const answer = await findLookupAnswer(db, platformId, key);
+    if (answer) return storedView({ ...answer, id: lookupId, created_at: new Date(ms).toISOString() });
+    // A lookup recorded before migration 0040, one row each.
+    const row = await findLookupRow(db, platformId, lookupId);
+    if (row) return storedView(row);
+  }
+  throw notFound('LOOKUP_REQUEST_NOT_FOUND', 'Lookup', lookupId);
 }
 
 /**

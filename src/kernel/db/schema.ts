@@ -336,6 +336,31 @@ export interface LookupsTable {
   created_at: string;
 }
 
+/**
+ * One answer of receiver lookups (issue 35, migration 0040): identical lookups share it; a
+ * lookup id (`Lookup:<uuid>`, src/api/lookups/ids.ts) carries the lookup's time and this key.
+ */
+export interface LookupAnswersTable {
+  /** 10 lowercase hex digits (40 bits): the last 10 of the lookup ids that use this answer. */
+  key: string;
+  platform_id: string;
+  /** 'UMA' | 'EXTERNAL_ACCOUNT'. */
+  kind: string;
+  /** The receiver looked up: the UMA address as given, or the external account id. */
+  target: string;
+  /** The sender: a customer of the platform. */
+  customer_id: string;
+  sending_currency: string;
+  /** JSON array of CurrencyPreference: the supportedCurrencies answered. */
+  quoted: string;
+  /** JSON array of CounterpartyFieldDefinition, or null when none was asked for. */
+  required_payer_data_fields: string | null;
+  /** JSON LookupReceiver (src/api/lookups/service.ts): who receives, or null. */
+  receiver: string | null;
+  /** When the answer was first stored, on the platform's clock. */
+  created_at: string;
+}
+
 export interface DB {
   platforms: PlatformsTable;
   platform_configs: PlatformConfigsTable;
@@ -357,6 +382,7 @@ export interface DB {
   ledger_postings: LedgerPostingsTable;
   external_accounts: ExternalAccountsTable;
   lookups: LookupsTable;
+  lookup_answers: LookupAnswersTable;
   quotes: QuotesTable;
   transactions: TransactionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
