@@ -3,7 +3,7 @@ import { literalLimit } from './db/limit.js';
 import type { DB, WebhookDeliveriesTable } from './db/schema.js';
 import { prepared, preparedByShape, preparedInsert } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
-import { packPayload, payloadText } from './event-bodies.js';
+import { packPayload, payloadText, textBody } from './event-bodies.js';
 import { newId } from './ids.js';
 
 // The outbox. A state change and the event it causes are written in the same database
@@ -17,6 +17,12 @@ export interface DomainEvent {
   resourceId: string;
   /** The full resource as the API shows it. */
   data: unknown;
+  /**
+   * false: the payload is stored as text (event-bodies.ts `textBody`, version 3), not packed
+   * with zlib: about 40 µs less on the request for about 200 more bytes. For events off the
+   * payment flow (whose bytes have a target) on a path whose CPU counts (a customer's status).
+   */
+  packed?: boolean;
 }
 
 export interface StoredEvent {
@@ -137,8 +143,11 @@ const insertDeliveries = preparedInsert('webhook_deliveries');
 export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: string, at: string, event: DomainEvent): Promise<string> {
   const id = newId('Webhook');
   const payload = { id, type: event.type, timestamp: at, data: event.data };
-  // The payload once, in the event's row, packed (event-bodies.ts); `payload` stays empty.
-  const row: NewEvent = { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: packPayload(JSON.stringify(payload), { id, resource_id: event.resourceId, created_at: at }), created_at: at };
+  // The payload once, in the event's row, packed unless the emitter asks for text
+  // (event-bodies.ts); `payload` stays empty.
+  const json = JSON.stringify(payload);
+  const keys = { id, resource_id: event.resourceId, created_at: at };
+  const row: NewEvent = { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: event.packed === false ? textBody(json, keys) : packPayload(json, keys), created_at: at };
   const waiting = together.get(trx);
   if (waiting) {
     waiting.push(row);

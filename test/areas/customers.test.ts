@@ -1,7 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEvents } from '../../src/kernel/events.js';
-import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp, waitFor } from '../helpers.js';
+import { Receiver } from '../webhook-receiver.js';
 
 // The Customers area, black box: create, read, list, update, delete; validation that
 // lists every invalid field; end-user terms; conflicts; permissions; and the sandbox's
@@ -751,6 +752,37 @@ describe(`permissions (${STORE})`, () => {
   it('refuses requests without credentials', async () => {
     envelope(await t.call('GET', '/customers', undefined, { authorization: '' }), 401, 'UNAUTHORIZED');
     envelope(await t.call('POST', '/customers', individual(), { authorization: '' }), 401, 'UNAUTHORIZED');
+  });
+});
+
+describe(`a create's status webhook (${STORE})`, () => {
+  it('carries the answer byte for byte; its event is stored as text with the row values elided (issue 35)', async () => {
+    const t = await makeApp({ worker: true });
+    const receiver = await new Receiver().start();
+    try {
+      const p = await newPlatform(t, { name: 'Announcing platform', skipVerificationPaperwork: true });
+      expect((await t.call('PATCH', '/config', { webhookEndpoint: receiver.url }, p.auth)).statusCode).toBe(200);
+      // Characters a naive text substitution would mangle: `$` patterns, non-ASCII.
+      const res = await t.call('POST', '/customers', individual({ fullName: "Zoë $& $' Dollar ✓" }), p.auth);
+      expect(res.statusCode, res.body).toBe(201);
+      const c = res.json() as Customer;
+      expect(c.kycStatus).toBe('APPROVED');
+      await waitFor(() => receiver.got.some((r) => r.json.type === 'CUSTOMER.KYC_APPROVED'));
+      const hook = receiver.got.find((r) => r.json.type === 'CUSTOMER.KYC_APPROVED')!;
+      const payload = JSON.parse(hook.body) as { id: string; type: string; timestamp: string; data: Customer };
+      expect(payload.data).toEqual(c);
+      // As stored: the event's own time (a delivery's `timestamp` is when it is sent).
+      const [event] = await listEvents(t.store.db, p.id, { resourceId: c.id });
+      expect(event!.payload).toEqual({ id: payload.id, type: 'CUSTOMER.KYC_APPROVED', timestamp: c.createdAt, data: c });
+      const row = await t.store.db.selectFrom('events').select(['body']).where('id', '=', payload.id).executeTakeFirstOrThrow();
+      const body = Buffer.from(row.body!);
+      expect(body[0]).toBe(3);
+      expect(body.toString('utf8')).not.toContain(c.id);
+      expect(body.toString('utf8')).toContain('Zoë $& $\' Dollar ✓');
+    } finally {
+      await receiver.stop();
+      await t.close();
+    }
   });
 });
 

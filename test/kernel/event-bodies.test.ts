@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DICTIONARY_V1_BYTES, packPayload, payloadText, unpackPayload } from '../../src/kernel/event-bodies.js';
+import { DICTIONARY_V1_BYTES, packPayload, payloadText, textBody, unpackPayload } from '../../src/kernel/event-bodies.js';
 
 // The stored form of event payloads (issue 15): packed once per event, read back byte for byte.
 
@@ -79,6 +79,38 @@ describe('event bodies', () => {
     const packed = packPayload('{"a":1}', row);
     packed[0] = 9;
     expect(() => unpackPayload(packed, row)).toThrow(/unknown version 9/);
+  });
+
+  it("keeps a body as text (version 3) with the row's values elided, read back byte for byte", () => {
+    const texts = [
+      paymentEvent(1),
+      // The row's values repeated, next to each other, inside other strings, and `$` patterns a replacement string would read.
+      JSON.stringify({ id: row.id, type: 'CUSTOMER.KYC_APPROVED', timestamp: row.created_at, data: { id: row.resource_id, createdAt: row.created_at, updatedAt: row.created_at, note: `${row.id}${row.resource_id}x${row.created_at}`, fullName: "$& $' $` $$ $1 é ✓ 😀" } }),
+      JSON.stringify({ s: 'é ✓ 😀 \u2028 "quoted" \\ back \u0001 \u0002 \u0003', n: [1, 2.5] }),
+      '{}',
+      '',
+    ];
+    for (const text of texts) {
+      const body = textBody(text, row);
+      expect(body[0]).toBe(3);
+      expect(unpackPayload(body, row)).toBe(text);
+      expect(payloadText({ ...row, payload: '', body })).toBe(text);
+      expect(() => unpackPayload(body)).toThrow(/only with its row/);
+    }
+    // Each occurrence of a row value is one byte.
+    const event = texts[1]!;
+    const occurrences = (v: string) => event.split(v).length - 1;
+    expect(textBody(event, row).length).toBe(
+      1 + Buffer.byteLength(event) - occurrences(row.created_at) * (row.created_at.length - 1) - occurrences(row.resource_id) * (row.resource_id.length - 1) - occurrences(row.id) * (row.id.length - 1),
+    );
+  });
+
+  it('packs instead (version 2) a text holding a marker byte raw, which no JSON.stringify output does', () => {
+    for (const raw of ['{"a":"\u0001"}', 'x\u0002', '\u0003']) {
+      const body = textBody(raw, row);
+      expect(body[0]).toBe(2);
+      expect(unpackPayload(body, row)).toBe(raw);
+    }
   });
 
   it('keeps the dictionary inside the 4 KB window', () => {

@@ -110,10 +110,14 @@ export function customerStatusEventType(customerType: string, status: string): s
   return `CUSTOMER.${customerType === 'BUSINESS' ? 'KYB' : 'KYC'}_${status}`;
 }
 
-/** The status event of `row`, if its status is announced; `view` is the row's customerView when the caller has it. */
+/**
+ * The status event of `row`, if its status is announced; `view` is the row's customerView when
+ * the caller has it. Stored as text, not packed (kernel/event-bodies.ts, version 3): packing
+ * was about a tenth of a `POST /customers` (issue 35), and a customer's events have no bytes target.
+ */
 export async function emitCustomerStatus(db: Db, row: CustomerRow, at: string, view?: Customer): Promise<void> {
   const type = customerStatusEventType(row.customer_type, row.status);
-  if (type) await emitEvent(db, row.platform_id, at, { type, resourceId: row.id, data: view ?? (await customerView(db, row)) });
+  if (type) await emitEvent(db, row.platform_id, at, { type, resourceId: row.id, data: view ?? (await customerView(db, row)), packed: false });
 }
 
 /**
