@@ -11,7 +11,7 @@ import { findCustomer } from '../customers/store.js';
 import { accountInfoOf, requireExternalAccount } from '../external-accounts/service.js';
 import { checkDailyVolume, type LimitSubject } from '../limits/service.js';
 import type { PlatformRow } from '../../operator/platforms/store.js';
-import { type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment, writeUnwrittenPayments } from '../transactions/payments.js';
+import { type Flow, type NewPayment, type PaymentDeps, sandboxHash, startPayment, hasUnwrittenPayments, writeUnwrittenPayments } from '../transactions/payments.js';
 import { findTransaction, type TransactionRow } from '../transactions/store.js';
 import type { Quote } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow, updateQuoteStatus } from './store.js';
@@ -47,6 +47,15 @@ function takeUnwrittenQuote(trx: Transaction<DB>, id: string): QuoteRow | undefi
   const row = rows?.get(id);
   if (row !== undefined) rows!.delete(id);
   return row;
+}
+
+/**
+ * After a request's work: every quote and transaction row it deferred has been written. A row
+ * left unwritten would be an answer without its effect, so it fails the request (500, rolled
+ * back) instead of committing without it.
+ */
+export function requireAllWritten(trx: Transaction<DB>): void {
+  if ((unwrittenQuotes.get(trx)?.size ?? 0) > 0 || hasUnwrittenPayments(trx)) throw new Error('a deferred quote or transaction row was never written');
 }
 
 /** Write the quote and its transaction as they are, PENDING, if they are still unwritten (before a path that reads or updates them). */

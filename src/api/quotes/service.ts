@@ -18,7 +18,7 @@ import { createPendingPayment, type PaymentDeps } from '../transactions/payments
 import type { Quote, QuoteRequest } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow } from './store.js';
 import { authorizationGate } from './authorization.js';
-import { deferQuoteInsert, executeRow, paymentOf, planOf, quoteAfterExecute } from './execute.js';
+import { deferQuoteInsert, executeRow, requireAllWritten, paymentOf, planOf, quoteAfterExecute } from './execute.js';
 import { type CreateOptions, type StoredPayee, accountTypeOf, railsFor, requireReadySender, resolvePayee, resolvePayer } from './parties.js';
 import { price, usdCents } from './pricing.js';
 import { quoteView } from './views.js';
@@ -54,7 +54,9 @@ export async function createQuote(deps: PaymentDeps, platform: PlatformRow, now:
     }
     if (body.immediatelyExecute === true) {
       const tx = await executeRow(trx, deps, platform, row, now, opts);
-      return quoteView(await quoteAfterExecute(trx, row, tx, now), now.ms);
+      const after = await quoteAfterExecute(trx, row, tx, now);
+      requireAllWritten(trx);
+      return quoteView(after, now.ms);
     }
     return quoteView(row, now.ms);
   };

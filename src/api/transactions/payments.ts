@@ -214,6 +214,11 @@ function unwrittenOf(trx: Trx): Map<string, TransactionRow> {
   return rows;
 }
 
+/** Whether createPendingPayment deferred a row in `trx` that nobody wrote yet (a bug once the request's work is done). */
+export function hasUnwrittenPayments(trx: Trx): boolean {
+  return (unwrittenRows.get(trx)?.size ?? 0) > 0;
+}
+
 /** Write the PENDING rows createPendingPayment deferred in `trx` and nobody wrote yet, as they are (before a path that reads or updates them). */
 export async function writeUnwrittenPayments(trx: Trx): Promise<void> {
   const rows = unwrittenRows.get(trx);
