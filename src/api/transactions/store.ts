@@ -1,6 +1,6 @@
 import { type Kysely, type SelectQueryBuilder, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB, ListTables, TransactionsTable } from '../../kernel/db/schema.js';
-import { RECEIVER_NOT_DESTINATION } from '../../kernel/db/migrations.js';
+import { RECEIVER_NOT_DESTINATION, SENDER_NOT_SOURCE } from '../../kernel/db/migrations.js';
 import { type TimeRange, whereTimeRange } from '../../kernel/pagination.js';
 import { preparedByPlatformAndId, preparedInsert, preparedUpdate } from '../../kernel/db/prepared.js';
 
@@ -62,8 +62,8 @@ export interface TransactionFilter extends TimeRange {
   type?: string | undefined;
 }
 
-type IdentifierColumn = 'sender_identifier' | 'receiver_identifier' | 'destination_account_id';
-const SENDER: IdentifierColumn[] = ['sender_identifier'];
+type IdentifierColumn = 'sender_identifier' | 'source_account_id' | 'receiver_identifier' | 'destination_account_id';
+const SENDER: IdentifierColumn[] = ['sender_identifier', 'source_account_id'];
 const RECEIVER: IdentifierColumn[] = ['receiver_identifier', 'destination_account_id'];
 
 /**
@@ -76,7 +76,13 @@ function matching(db: Kysely<DB>, platformId: string, value: string, columns: Id
     const q = db.withTables<ListTables>().selectFrom('transactions').select('id').where('platform_id', '=', platformId).where(c, '=', value);
     // The receiver index holds only receivers that are not the destination account (migration
     // 0030): those that are, the destination's own search finds (RECEIVER lists both).
-    return c === 'receiver_identifier' ? q.where(sql.raw<boolean>(RECEIVER_NOT_DESTINATION)) : q;
+    if (c === 'receiver_identifier') return q.where(sql.raw<boolean>(RECEIVER_NOT_DESTINATION));
+    // Likewise the sender index holds only senders that are not the source account (0036);
+    // a sender that is, the source account's index finds; a row found there is the value's
+    // only when its sender is that account too, so that search checks the sender as well.
+    if (c === 'sender_identifier') return q.where(sql.raw<boolean>(SENDER_NOT_SOURCE));
+    if (c === 'source_account_id') return q.where('sender_identifier', '=', value);
+    return q;
   };
   let u = one(columns[0]!);
   for (const c of columns.slice(1)) u = u.union(one(c));
@@ -138,7 +144,7 @@ export function transactionQuery(db: Kysely<DB>, platformId: string, f: Transact
     const ref = f.platformCustomerId;
     q = q.where('id', 'in', forCustomer(db, platformId, 'platform_customer_id', ref, (c) => c.where('platform_customer_id', '=', ref)));
   }
-  if (f.senderAccountIdentifier !== undefined) q = q.where('sender_identifier', '=', f.senderAccountIdentifier);
+  if (f.senderAccountIdentifier !== undefined) q = q.where('id', 'in', matching(db, platformId, f.senderAccountIdentifier, SENDER));
   if (f.receiverAccountIdentifier !== undefined) q = q.where('id', 'in', matching(db, platformId, f.receiverAccountIdentifier, RECEIVER));
   if (f.accountIdentifier !== undefined) q = q.where('id', 'in', matching(db, platformId, f.accountIdentifier, [...SENDER, ...RECEIVER]));
   if (f.reference !== undefined) q = q.where('reconciliation_reference', '=', f.reference);

@@ -9,6 +9,7 @@ import { MIGRATIONS } from './migrations/index.js';
 
 export { VOLUME_STATUSES_NOT_COUNTED } from './migrations/0009_transaction_volumes.js';
 export { RECEIVER_NOT_DESTINATION } from './migrations/0030_receiver_index_partial.js';
+export { SENDER_NOT_SOURCE } from './migrations/0036_narrower_indexes.js';
 export { LANE_HEAD, LANE_UNCLASSIFIED } from './migrations/0035_delivery_lane_heads.js';
 
 /** Every migration by its name, the name `kysely_migration` records. */

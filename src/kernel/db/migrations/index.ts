@@ -37,6 +37,7 @@ import * as m0032_postings_without_entry_columns from './0032_postings_without_e
 import * as m0033_sandbox_snapshots from './0033_sandbox_snapshots.js';
 import * as m0034_sandbox_faults from './0034_sandbox_faults.js';
 import * as m0035_delivery_lane_heads from './0035_delivery_lane_heads.js';
+import * as m0036_narrower_indexes from './0036_narrower_indexes.js';
 import * as m0040_lookup_answers from './0040_lookup_answers.js';
 
 // Every migration, one file each in this folder, named `NNNN_purpose.ts` as Kysely's
@@ -85,5 +86,6 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0033_sandbox_snapshots': m0033_sandbox_snapshots,
   '0034_sandbox_faults': m0034_sandbox_faults,
   '0035_delivery_lane_heads': m0035_delivery_lane_heads,
+  '0036_narrower_indexes': m0036_narrower_indexes,
   '0040_lookup_answers': m0040_lookup_answers,
 };
