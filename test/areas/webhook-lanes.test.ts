@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { iso } from '../../src/kernel/clock.js';
 import { emitEvent } from '../../src/kernel/events.js';
 import { DEFAULT_CONCURRENCY, defaultPlatformCap } from '../../src/api/webhooks/service.js';
-import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, STORE, type TestApp } from '../helpers.js';
+import { appWithEndpoint, platformNowMs } from '../webhook-endpoint.js';
 import { HoldingReceiver } from '../holding-receiver.js';
 
 // Issue 14: a clock advance answers without waiting for webhook deliveries, and deliveries go
@@ -19,19 +20,14 @@ describe(`webhook lanes and the clock advance (${STORE})`, () => {
   let platformId: string;
 
   beforeEach(async () => {
-    t = await makeApp();
-    rx = await new HoldingReceiver().start();
-    platformId = t.running.bootstrap.platform.id;
-    expect((await t.call('PATCH', '/config', { webhookEndpoint: rx.url })).statusCode).toBe(200);
-    await t.running.webhooks.runDue(); // the new endpoint's TEST webhook
+    ({ t, rx, platformId } = await appWithEndpoint(new HoldingReceiver()));
   });
   afterEach(async () => {
     await rx.stop();
     await t.close();
   });
 
-  const offsetMs = async () => Number((await t.store.db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirstOrThrow()).clock_offset_ms);
-  const platformNow = async () => t.clock.nowMs() + (await offsetMs());
+  const platformNow = () => platformNowMs(t, platformId);
   const emit = async (resourceId: string, type: string, v = 0) => {
     const at = iso(await platformNow());
     return t.store.db.transaction().execute((trx) => emitEvent(trx, platformId, at, { type, resourceId, data: { id: resourceId, v } }));

@@ -3,7 +3,8 @@ import { iso } from '../../src/kernel/clock.js';
 import { emitEvent } from '../../src/kernel/events.js';
 import { WebhookDeliverer } from '../../src/api/webhooks/service.js';
 import { RUN_LENGTH } from '../../src/api/webhooks/store.js';
-import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, STORE, type TestApp } from '../helpers.js';
+import { appWithEndpoint, platformNowMs } from '../webhook-endpoint.js';
 import { HoldingReceiver as Receiver } from '../holding-receiver.js';
 
 // Lane runs (issue 33): when a lane's head is claimed, its next due deliveries are claimed with
@@ -31,19 +32,14 @@ describe(`webhook lane runs (${STORE})`, () => {
   let platformId: string;
 
   beforeEach(async () => {
-    t = await makeApp();
-    rx = await new Receiver().start();
-    platformId = t.running.bootstrap.platform.id;
-    expect((await t.call('PATCH', '/config', { webhookEndpoint: rx.url })).statusCode).toBe(200);
-    await t.running.webhooks.runDue(); // the new endpoint's TEST webhook
+    ({ t, rx, platformId } = await appWithEndpoint(new Receiver()));
   });
   afterEach(async () => {
     await rx.stop();
     await t.close();
   });
 
-  const offsetMs = async () => Number((await t.store.db.selectFrom('platforms').select('clock_offset_ms').where('id', '=', platformId).executeTakeFirstOrThrow()).clock_offset_ms);
-  const platformNow = async () => t.clock.nowMs() + (await offsetMs());
+  const platformNow = () => platformNowMs(t, platformId);
   /** `n` events of one resource, in order: their event ids. */
   const emitLane = async (resourceId: string, n: number): Promise<string[]> => {
     const ids: string[] = [];

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { iso } from '../../src/kernel/clock.js';
 import { emitEvent } from '../../src/kernel/events.js';
 import { type DeliverySendHook, setDeliverySendHook } from '../../src/kernel/webhook-send.js';
-import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, STORE, type TestApp } from '../helpers.js';
+import { appWithEndpoint } from '../webhook-endpoint.js';
 import { Receiver } from '../webhook-receiver.js';
 
 // Issue 33: a delivery claimed just before the store went away must not hold its lane until
@@ -21,11 +22,7 @@ describe(`webhook delivery: the store unavailable at the send seam (${STORE})`, 
   let platformId: string;
 
   beforeEach(async () => {
-    t = await makeApp();
-    rx = await new Receiver().start();
-    platformId = t.running.bootstrap.platform.id;
-    expect((await t.call('PATCH', '/config', { webhookEndpoint: rx.url })).statusCode).toBe(200);
-    await t.running.webhooks.runDue(); // the new endpoint's TEST webhook
+    ({ t, rx, platformId } = await appWithEndpoint(new Receiver()));
   });
   afterEach(async () => {
     await rx.stop();
