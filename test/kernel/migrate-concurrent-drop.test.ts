@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/kernel/db/connect.js';
-import { migrate } from '../../src/kernel/db/migrations.js';
+import { isOtherSchemaGone, migrate } from '../../src/kernel/db/migrations.js';
 
 // Kysely's migrator looks at every table of every schema of the database (its introspection
 // asks has_schema_privilege and pg_get_serial_sequence of each) before it migrates. On a shared
@@ -51,4 +51,50 @@ describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQ
       await churn.end();
     }
   }, 120_000);
+  it('a column another schema drops meanwhile never fails the migration (42703 during the look at the catalogue)', async () => {
+    const churn = new pg.Client({ connectionString: url });
+    await churn.connect();
+    const other = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+    await churn.query(`CREATE SCHEMA "${other}"`);
+    await churn.query(`CREATE TABLE "${other}".transactions (id bigserial primary key, platform_id text, v text)`);
+    let stop = false;
+    // A table rebuilt again and again, as a migration that drops and re-adds columns does.
+    const churning = (async () => {
+      while (!stop) {
+        await churn.query(`ALTER TABLE "${other}".transactions DROP COLUMN platform_id`);
+        await churn.query(`ALTER TABLE "${other}".transactions ADD COLUMN platform_id text`);
+      }
+    })();
+    const schemas: string[] = [other];
+    try {
+      for (let round = 0; round < 6; round++) {
+        const schema = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+        schemas.push(schema);
+        const store = await openStore({ kind: 'postgres', location: url! }, { schema, poolSize: 2 });
+        try {
+          expect((await migrate(store)).length).toBeGreaterThan(30);
+          expect(await migrate(store)).toEqual([]);
+        } finally {
+          await store.close();
+        }
+      }
+    } finally {
+      stop = true;
+      await churning;
+      for (const s of schemas) await churn.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+      await churn.end();
+    }
+  }, 120_000);
+});
+
+describe('which migration failures are another schema\'s', () => {
+  const err = (code: string, message: string) => Object.assign(new Error(message), { code });
+  it('a dropped column counts only before any migration ran; a relation or schema only when it is not this store\'s', () => {
+    const column = err('42703', 'column "platform_id" of relation "transactions" does not exist');
+    expect(isOtherSchemaGone(column, 't_mine', true)).toBe(true);
+    expect(isOtherSchemaGone(column, 't_mine', false)).toBe(false);
+    expect(isOtherSchemaGone(err('3F000', 'schema "t_other" does not exist'), 't_mine')).toBe(true);
+    expect(isOtherSchemaGone(err('42P01', 'relation "t_mine.quotes" does not exist'), 't_mine')).toBe(false);
+    expect(isOtherSchemaGone(err('23505', 'duplicate key value'), 't_mine', true)).toBe(false);
+  });
 });

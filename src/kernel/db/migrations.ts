@@ -34,7 +34,9 @@ export async function migrate(store: Store): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    if (attempt < OTHER_SCHEMA_RETRIES && schema && isOtherSchemaGone(error, schema)) {
+    // Before any migration ran (no result yet): the failure came from the migrator's look at the catalogue.
+    const beforeAny = !results || results.length === 0;
+    if (attempt < OTHER_SCHEMA_RETRIES && schema && isOtherSchemaGone(error, schema, beforeAny)) {
       // A short, growing pause: the other process's drop is over in moments.
       await new Promise<void>((r) => setTimeout(r, Math.min(200, 10 * attempt) + Math.floor(Math.random() * 20)));
       continue;
@@ -51,14 +53,18 @@ const OTHER_SCHEMA_RETRIES = 50;
  * every schema of the database (`has_schema_privilege` and `pg_get_serial_sequence` of each).
  * A schema or table another process drops meanwhile (on a shared database: another
  * service's, or the test suite's concurrent schemas) makes that query fail with "schema …
- * does not exist", "relation … does not exist" or a failed catalog lookup, before any
- * migration ran. Such a failure is not about this store: the run starts again. A failure
+ * does not exist", "relation … does not exist", "column … of relation … does not exist" (a
+ * column dropped by a table rebuild) or a failed catalog lookup, before any migration ran. Such a failure is not about this store: the run starts again. A failure
  * naming this store's own schema is real and stays one.
  */
-function isOtherSchemaGone(error: unknown, schema: string): boolean {
+export function isOtherSchemaGone(error: unknown, schema: string, beforeAny = false): boolean {
   const e = error as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : '';
+  // A column another process dropped meanwhile ("column … of relation … does not exist",
+  // 42703: pg_get_serial_sequence of a column the catalogue listed a moment before) names no
+  // schema: taken as another's only while no migration has run yet (the introspection).
+  if (code === '42703') return beforeAny;
   if (!['3F000', '42P01', 'XX000'].includes(code)) return false;
   if (code === 'XX000' && !/cache lookup failed/i.test(message)) return false;
   return !message.includes(`"${schema}"`) && !message.includes(`"${schema}.`);
