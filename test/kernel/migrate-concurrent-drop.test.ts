@@ -60,14 +60,14 @@ describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQ
     let stop = false;
     // A column dropped and added again and again, as a migration that rebuilds a table does.
     // Dropped columns still count towards PostgreSQL's 1,600 per table: the table is made
-    // anew (in one transaction) every few hundred rounds.
+    // anew (in one transaction) every thousand rounds.
     const churning = (async () => {
       for (let n = 1; !stop; n++) {
         await churn.query(`ALTER TABLE "${other}".transactions DROP COLUMN platform_id`);
         await churn.query(`ALTER TABLE "${other}".transactions ADD COLUMN platform_id text`);
         // A short pause: other test files migrate on this database meanwhile (they retry too, but need not wait long).
         await new Promise<void>((r) => setTimeout(r, 2));
-        if (n % 500 === 0) {
+        if (n % 1000 === 0) {
           await churn.query(
             `BEGIN; DROP TABLE "${other}".transactions; CREATE TABLE "${other}".transactions (id bigserial primary key, platform_id text, v text); COMMIT`,
           );
