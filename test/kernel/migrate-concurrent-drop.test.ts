@@ -13,6 +13,22 @@ import { isOtherSchemaGone, migrate } from '../../src/kernel/db/migrations.js';
 const url = process.env.TEST_DATABASE_URL;
 const onPostgres = process.env.TEST_STORE === 'postgres' && !!url;
 
+/** Six new stores migrated one after another while the churn goes on (their schemas added to `schemas`, for the clean-up). */
+async function migrateSixStores(schemas: string[]): Promise<void> {
+  for (let round = 0; round < 6; round++) {
+    const schema = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+    schemas.push(schema);
+    const store = await openStore({ kind: 'postgres', location: url! }, { schema, poolSize: 2 });
+    try {
+      expect((await migrate(store)).length).toBeGreaterThan(30);
+      // A second migrate also introspects every schema: it applies nothing and does not fail.
+      expect(await migrate(store)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }
+}
+
 describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQL)', () => {
   it('another schema created and dropped meanwhile never fails the migration', async () => {
     const churn = new pg.Client({ connectionString: url });
@@ -31,19 +47,7 @@ describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQ
     })();
     const schemas: string[] = [];
     try {
-      for (let round = 0; round < 6; round++) {
-        const schema = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-        schemas.push(schema);
-        const store = await openStore({ kind: 'postgres', location: url! }, { schema, poolSize: 2 });
-        try {
-          const applied = await migrate(store);
-          expect(applied.length).toBeGreaterThan(30);
-          // A second migrate also introspects every schema: it applies nothing and does not fail.
-          expect(await migrate(store)).toEqual([]);
-        } finally {
-          await store.close();
-        }
-      }
+      await migrateSixStores(schemas);
     } finally {
       stop = true;
       await churning;
@@ -76,17 +80,7 @@ describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQ
     })();
     const schemas: string[] = [other];
     try {
-      for (let round = 0; round < 6; round++) {
-        const schema = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-        schemas.push(schema);
-        const store = await openStore({ kind: 'postgres', location: url! }, { schema, poolSize: 2 });
-        try {
-          expect((await migrate(store)).length).toBeGreaterThan(30);
-          expect(await migrate(store)).toEqual([]);
-        } finally {
-          await store.close();
-        }
-      }
+      await migrateSixStores(schemas);
     } finally {
       stop = true;
       await churning;
