@@ -184,8 +184,24 @@ export const WORLD_ACCOUNT_PARTS = 16;
  * needed); `part` 0 (the default) is the one a platform starts with, 1 … WORLD_ACCOUNT_PARTS − 1 the others.
  */
 export function worldAccountId(platformId: string, currency: string, part = 0): string {
-  return `LedgerAccount:${nameUuid(part === 0 ? `world|${platformId}|${currency}` : `world|${platformId}|${currency}|${part}`)}`;
+  const name = part === 0 ? `world|${platformId}|${currency}` : `world|${platformId}|${currency}|${part}`;
+  let id = worldIds.get(name);
+  if (id === undefined) {
+    id = `LedgerAccount:${nameUuid(name)}`;
+    // A bound on a long-lived process's memory: the ids are recomputed after a clear.
+    if (worldIds.size >= WORLD_IDS_MAX) worldIds.clear();
+    worldIds.set(name, id);
+  }
+  return id;
 }
+
+/**
+ * World account ids by name: each is a SHA-256 (nameUuid), and a settlement batch asked for
+ * one per payment, a sixth of the settlement's CPU (issue 35). A platform has
+ * WORLD_ACCOUNT_PARTS per currency, so the map stays small; the bound is for many platforms.
+ */
+const worldIds = new Map<string, string>();
+const WORLD_IDS_MAX = 10_000;
 
 /** The part of the world account a movement with this key uses (see WORLD_ACCOUNT_PARTS). */
 export function worldPartOf(spread: string): number {
