@@ -21,6 +21,8 @@ export interface PollingLoopOptions {
   maxIdleMs?: () => number;
   /** Items per pass at most, so a long backlog yields to the timer now and then. */
   maxPerPass: number;
+  /** The grain wake-ups are rounded up to (default WAKE_GRAIN_MS). */
+  wakeGrainMs?: number;
   /**
    * A pass failed (`inARow`: passes failed in a row, this one included). The loop goes on:
    * it sleeps as after an empty pass (so it backs off while the failures last) and tries again.
@@ -35,16 +37,20 @@ export class PollingLoop {
   private running: Promise<void> | undefined;
   private stopped = true;
   private kicked = false;
-  /** Wake-ups asked for (epoch ms, ascending, on WAKE_GRAIN_MS boundaries). */
+  /** Wake-ups asked for (epoch ms, ascending, on wake-grain boundaries). */
   private readonly wakes: number[] = [];
   /** Passes in a row that found nothing (the idle back-off). */
   private idlePasses = 0;
   /** Passes that failed in a row. */
   private failures = 0;
 
-  /** `next` handles one item (or a batch) and answers whether there was one. */
+  /**
+   * `next` handles one item (or a batch) and answers whether there was one; `'last'`: there
+   * was, and it knows nothing else is waiting (its own look found no more), so the pass ends
+   * without the look that would find nothing (issue 35: an empty claim per wake-up).
+   */
   constructor(
-    private readonly next: () => Promise<boolean>,
+    private readonly next: () => Promise<boolean | 'last'>,
     private readonly opts: PollingLoopOptions,
   ) {}
 
@@ -72,7 +78,8 @@ export class PollingLoop {
    */
   wakeIn(delayMs: number): void {
     if (this.stopped) return;
-    const at = Math.ceil((Date.now() + delayMs) / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
+    const grain = this.opts.wakeGrainMs ?? WAKE_GRAIN_MS;
+    const at = Math.ceil((Date.now() + delayMs) / grain) * grain;
     const w = this.wakes;
     // Mostly later than every wake already asked for (delays are alike): append.
     let i = w.length;
@@ -154,8 +161,10 @@ export class PollingLoop {
   private async pass(): Promise<boolean> {
     let found = false;
     for (let n = 0; n < this.opts.maxPerPass && !this.stopped; n += 1) {
-      if (!(await this.next())) return found;
+      const got = await this.next();
+      if (!got) return found;
       found = true;
+      if (got === 'last') return found;
     }
     return found;
   }
