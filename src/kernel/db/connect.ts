@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPoolClient, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import type pgTypes from 'pg';
 import { PgChangeWatch } from './pg-change-watch.js';
 import { PriorityPool } from './priority-pool.js';
@@ -15,6 +15,12 @@ export type StoreKind = 'sqlite' | 'postgres';
 /** The database the service runs on, whichever it is. */
 export interface Store {
   db: Kysely<DB>;
+  /**
+   * PostgreSQL only: the same store, its connections lent before those of every caller of
+   * `db` that waits for one (db/priority-pool.ts): the job worker's transactions. Absent on
+   * SQLite (one connection, no queue to put anyone first in).
+   */
+  priorityDb?: Kysely<DB>;
   kind: StoreKind;
   /** Where the data lives, for the start-up banner (no password). */
   describe: string;
@@ -279,8 +285,11 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       );
     };
   });
-  // Kysely takes connections through PriorityPool: the job worker's first (priority-pool.ts).
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PriorityPool(pool, poolSize, opts.acquireTimeoutMs ?? 0) }) });
+  // Kysely takes connections through PriorityPool; the job worker's through a second Kysely
+  // instance over the same pool that asks first (priority-pool.ts).
+  const lender = new PriorityPool<PostgresPoolClient>(pool, poolSize, opts.acquireTimeoutMs ?? 0);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lender }) });
+  const priorityDb = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lender.first }) });
   try {
     if (opts.schema) {
       const c = await pool.connect();
@@ -294,11 +303,13 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   } catch (err) {
     // Not opened: nothing of it stays (a caller may try again, server.ts).
     await changes.close();
+    await priorityDb.destroy().catch(() => {});
     await db.destroy().catch(() => {});
     throw err;
   }
   return registered({
     db,
+    priorityDb,
     kind: 'postgres',
     statements: () => counted.n,
     localWatch: (tables) => localWrites.watch(tables),
@@ -306,6 +317,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
     close: async () => {
       await changes.close();
+      await priorityDb.destroy();
       await db.destroy();
     },
   });
@@ -442,6 +454,7 @@ const storesByAdapter = new WeakMap<object, Store>();
 
 function registered(store: Store): Store {
   storesByAdapter.set(store.db.getExecutor().adapter, store);
+  if (store.priorityDb) storesByAdapter.set(store.priorityDb.getExecutor().adapter, store);
   return store;
 }
 
