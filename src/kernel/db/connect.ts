@@ -256,14 +256,14 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         changes.schemaChanged();
       }
       let run: Promise<unknown>;
+      let merged: string | null;
       if (pending.length === 0) run = send(args);
       else {
         const held = pending;
         pending = [];
         if (text !== undefined && TRANSACTION_ROLLBACK.test(text)) run = send(args); // the held inserts go with the rest
-        else if (typeof first === 'string' && values !== undefined && values.length > 0 && canCarry(first, held)) {
-          const merged = withDeferred(held, first, values);
-          run = send([merged.text, merged.values]);
+        else if (typeof first === 'string' && values !== undefined && values.length > 0 && (merged = mergedText(held, first)) !== null) {
+          run = send([merged, mergedValues(held, values)]);
         } else {
           // On their own first, in order (before a savepoint, a commit, or a statement naming their table).
           run = (async () => {
@@ -366,18 +366,64 @@ function canCarry(text: string, held: readonly Deferred[]): boolean {
   return held.every((d) => !new RegExp(`\\b${d.table}\\b`).test(text));
 }
 
-/** The held inserts as CTEs in front of `text`, their parameters first. */
-function withDeferred(held: readonly Deferred[], text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
-  const all: unknown[] = [];
+/** The held inserts as CTEs in front of `text`, their parameters renumbered to come first (mergedValues). */
+function withDeferred(held: readonly Deferred[], text: string): string {
+  let offset = 0;
   const ctes = held.map((d, i) => {
-    const offset = all.length;
-    all.push(...d.values);
-    return `d${i} as (${offset === 0 ? d.text : d.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    const at = offset;
+    offset += d.values.length;
+    return `d${i} as (${at === 0 ? d.text : d.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`)})`;
   });
-  const offset = all.length;
-  all.push(...values);
-  return { text: `with ${ctes.join(', ')} ${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)}`, values: all };
+  return `with ${ctes.join(', ')} ${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)}`;
 }
+
+/** The parameters of withDeferred's text: the held inserts', in order, then the carrying statement's. */
+function mergedValues(held: readonly Deferred[], values: readonly unknown[]): unknown[] {
+  const all: unknown[] = [];
+  for (const d of held) for (const v of d.values) all.push(v);
+  for (const v of values) all.push(v);
+  return all;
+}
+
+/**
+ * The merged text of `held` carried by `text` (withDeferred), or null when `text` cannot
+ * carry them (canCarry), decided once per combination of texts. The texts are the service's
+ * own and their combinations few (a payment's two or three), but the merge (a regular
+ * expression per held table, the renumbering) ran for every payment, and each new merged
+ * string was hashed again to find its prepared name and compared in full with the prepared
+ * one by node-postgres: 1.5 % of the server's profile under the payment load (issue 35,
+ * decisions/performance.md: the job worker's priority without AsyncLocalStorage). Kept here,
+ * the merged text is the same string object every time (its hash computed once). A tree
+ * keyed by the texts themselves (each already hashed): carrying text, then each held text
+ * (a text decides its number of parameters, one per placeholder, so the renumbering too).
+ * Past MERGES_MAX combinations the rest are merged on every run, as before.
+ */
+function mergedText(held: readonly Deferred[], text: string): string | null {
+  let node: MergeNode = merges;
+  for (let i = -1; i < held.length; i += 1) {
+    const key = i < 0 ? text : held[i]!.text;
+    let next = node.next.get(key);
+    if (next === undefined) {
+      if (mergeCount >= MERGES_MAX) return canCarry(text, held) ? withDeferred(held, text) : null;
+      next = { next: new Map() };
+      node.next.set(key, next);
+      mergeCount += 1;
+    }
+    node = next;
+  }
+  if (node.merged === undefined) node.merged = canCarry(text, held) ? withDeferred(held, text) : null;
+  return node.merged;
+}
+
+interface MergeNode {
+  next: Map<string, MergeNode>;
+  /** The merged text of the path's held texts carried by its first text; null: cannot carry; undefined: not decided yet. */
+  merged?: string | null;
+}
+const merges: MergeNode = { next: new Map() };
+let mergeCount = 0;
+/** Nodes of the merge tree at most (combinations of texts; the service has a handful). */
+const MERGES_MAX = 2_000;
 /** The end of a transaction: not `rollback to savepoint`, which leaves it open. */
 const TRANSACTION_END = /^\s*(commit|end|abort|rollback(?!\s+to\b))\b/i;
 
