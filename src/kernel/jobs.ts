@@ -9,7 +9,6 @@ import type { DB } from './db/schema.js';
 import { newId } from './ids.js';
 import { PollingLoop } from './polling.js';
 import { prepared, preparedByShape, preparedInsert, preparedUpdate } from './db/prepared.js';
-import { withPoolPriority } from './db/priority-pool.js';
 
 // Durable jobs. A delayed step (the 30-second sandbox failure, the 6-minute payment,
 // a webhook retry) is a row with a due time on its platform's clock. A worker loop in
@@ -319,47 +318,45 @@ export class JobQueue {
   /** runBatch, answering also whether more jobs may be due (Claimed). */
   private async claim(max: number, opts: { platformId?: string | undefined; budgetMs?: number } = {}): Promise<Claimed> {
     const { platformId } = opts;
-    const db = this.store.db;
+    // The batch's connection before any waiting request's: the store's priority handle
+    // (PostgreSQL: db/priority-pool.ts; SQLite's one connection has no queue of its own).
+    const db = this.store.priorityDb ?? this.store.db;
     const kinds = [...this.handlers.keys()];
     if (kinds.length === 0) return { ran: 0, more: false };
     const realNow = this.clock.nowMs();
     const postgres = this.store.kind === 'postgres';
     const budgetMs = opts.budgetMs ?? BATCH_BUDGET_MS;
-    // The batch's connection before any waiting request's (PostgreSQL: priority-pool.ts;
-    // SQLite's one connection has no queue of its own).
-    if (postgres) return withPoolPriority(() => db.transaction().execute((trx) => this.runPgClaim(trx, kinds, max, realNow, platformId)));
-    return withPoolPriority(() =>
-      db.transaction().execute(async (trx) => {
-        const params: Record<string, unknown> = { now: realNow, platformId };
-        kinds.forEach((k, i) => (params[`k${i}`] = k));
-        const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres, max })!.all(trx, params);
-        const started = performance.now();
-        let ran = 0;
-        let i = 0;
-        while (i < rows.length) {
-          if (ran > 0 && (this.stopping || performance.now() - started > budgetMs)) break;
-          const row = rows[i]!;
-          // A kind with a batch handler: the run of jobs of its kind and platform that starts
-          // here goes to it; the leading jobs it completes are done, the next runs alone.
-          const batch = this.handlers.get(row.kind)?.batch;
-          if (batch && row.platform_id !== null) {
-            let end = i + 1;
-            while (end < rows.length && rows[end]!.kind === row.kind && rows[end]!.platform_id === row.platform_id) end += 1;
-            const n = await this.runBatched(trx, batch, rows.slice(i, end), realNow);
-            if (n > 0) {
-              ran += n;
-              i += n;
-              continue;
-            }
+    if (postgres) return db.transaction().execute((trx) => this.runPgClaim(trx, kinds, max, realNow, platformId));
+    return db.transaction().execute(async (trx) => {
+      const params: Record<string, unknown> = { now: realNow, platformId };
+      kinds.forEach((k, i) => (params[`k${i}`] = k));
+      const rows = await claimQuery({ kinds: kinds.length, platform: platformId !== undefined, postgres, max })!.all(trx, params);
+      const started = performance.now();
+      let ran = 0;
+      let i = 0;
+      while (i < rows.length) {
+        if (ran > 0 && (this.stopping || performance.now() - started > budgetMs)) break;
+        const row = rows[i]!;
+        // A kind with a batch handler: the run of jobs of its kind and platform that starts
+        // here goes to it; the leading jobs it completes are done, the next runs alone.
+        const batch = this.handlers.get(row.kind)?.batch;
+        if (batch && row.platform_id !== null) {
+          let end = i + 1;
+          while (end < rows.length && rows[end]!.kind === row.kind && rows[end]!.platform_id === row.platform_id) end += 1;
+          const n = await this.runBatched(trx, batch, rows.slice(i, end), realNow);
+          if (n > 0) {
+            ran += n;
+            i += n;
+            continue;
           }
-          i += 1;
-          await this.runClaimed(trx, row, realNow);
-          ran += 1;
         }
-        // Every row the claim found ran, and it found fewer than it asked for: nothing else was due.
-        return { ran, more: !(i === rows.length && rows.length < max) };
-      }),
-    );
+        i += 1;
+        await this.runClaimed(trx, row, realNow);
+        ran += 1;
+      }
+      // Every row the claim found ran, and it found fewer than it asked for: nothing else was due.
+      return { ran, more: !(i === rows.length && rows.length < max) };
+    });
   }
 
   /**

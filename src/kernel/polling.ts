@@ -3,7 +3,6 @@
 // to wake at a time (wakeIn); stop() waits for the pass in progress, which stops between
 // items.
 
-import { withoutPoolPriority } from './db/priority-pool.js';
 import { outsideClaim } from './idempotency.js';
 
 /** Wake-ups are rounded up to this grain, so work due close together is found by one pass. */
@@ -111,10 +110,10 @@ export class PollingLoop {
     while (passed < this.wakes.length && this.wakes[passed]! <= now) passed += 1;
     if (passed > 0) this.wakes.splice(0, passed);
     // A kick comes from inside a request: its passes run outside that request's
-    // Idempotency-Key claim, so no job or delivery is ever taken for its answer.
-    // Nor do they inherit the job worker's turn at the pool (db/priority-pool.ts): whatever
-    // needs it (the job queue's own passes) asks for it itself.
-    this.running = outsideClaim(() => withoutPoolPriority(() => this.pass()))
+    // Idempotency-Key claim, so no job or delivery is ever taken for its answer. (The job
+    // worker's turn at the pool is not a context and cannot be inherited: the job queue's
+    // passes ask for it through the store's priority handle, db/priority-pool.ts.)
+    this.running = outsideClaim(() => this.pass())
       .then((found) => {
         this.idlePasses = found ? 0 : this.idlePasses + 1;
         this.failures = 0;

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { iso, ManualClock } from '../../src/kernel/clock.js';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
 import { emitEvent, listEvents } from '../../src/kernel/events.js';
-import { hasPoolPriority } from '../../src/kernel/db/priority-pool.js';
 import { type JobContext, JobQueue, type JobRecord } from '../../src/kernel/jobs.js';
 import { freshStore, makeApp, openSameSchema, sleep, STORE, type TestApp, type TestStore, waitFor } from '../helpers.js';
 
@@ -43,19 +43,6 @@ describe(`durable jobs (${STORE})`, () => {
       at: iso(t.clock.nowMs()),
       ...(extra.maxAttempts !== undefined ? { maxAttempts: extra.maxAttempts } : {}),
     });
-
-  // On SQLite no PriorityPool exists, so no priority context is kept (no AsyncLocalStorage on its hot path).
-  it('runs its handlers first in line for the pool (priority-pool.ts), and nothing after them', async () => {
-    const had: boolean[] = [];
-    jobs.register('test.priority', async () => {
-      had.push(hasPoolPriority());
-    });
-    await schedule('test.priority', t.clock.nowMs());
-    await schedule('test.priority', t.clock.nowMs());
-    expect(await jobs.runDue()).toBe(2);
-    expect(had).toEqual(STORE === 'postgres' ? [true, true] : [false, false]);
-    expect(hasPoolPriority()).toBe(false);
-  });
 
   it('runs a job that is due now exactly once, with its payload', async () => {
     const seen: JobContext[] = [];
@@ -509,3 +496,60 @@ if (STORE === 'postgres') {
     });
   });
 }
+
+describe.runIf(STORE === 'postgres')('durable jobs on PostgreSQL: first in line for the pool (db/priority-pool.ts)', () => {
+  it('a job’s transaction takes the connection before the HTTP requests that were waiting for it', async () => {
+    // Settlement must keep pace under load: a job does not queue behind every waiting request.
+    const ts = await freshStore();
+    await ts.store.close();
+    // Two connections (the server's start needs both at once); the test holds one throughout.
+    const one = await openStore({ kind: 'postgres', location: process.env.TEST_DATABASE_URL! }, { schema: ts.schema!, poolSize: 2 });
+    const t = await makeApp({ testStore: { store: one, drop: () => ts.drop() } });
+    try {
+      const jobs = t.running.jobs;
+      const platformId = t.running.bootstrap.platform.id;
+      // Statements the store ran from the job's start (or from the connection's release) to its handler.
+      let from = 0;
+      const seen: number[] = [];
+      jobs.register('test.priority', async () => void seen.push(t.store.statements() - from));
+      const schedule = () => jobs.schedule(t.store.db, { platformId, kind: 'test.priority', payload: null, runAtMs: t.clock.nowMs(), at: iso(t.clock.nowMs()) });
+      expect((await t.call('GET', '/customers')).statusCode).toBe(200);
+
+      // Alone: the job's own statements before its handler.
+      await schedule();
+      from = t.store.statements();
+      expect(await jobs.runDue()).toBe(1);
+      const alone = seen[0]!;
+
+      // Behind three requests waiting for a connection; then one connection comes free.
+      await schedule();
+      const hold = () => {
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        const done = t.store.db.transaction().execute(async (trx) => {
+          await sql`select 1`.execute(trx);
+          await gate;
+        });
+        return { release, done };
+      };
+      const holders = [hold(), hold()];
+      await sleep(20);
+      const answered: number[] = [];
+      const requests = [1, 2, 3].map((i) => t.call('GET', '/customers').then((res) => (answered.push(i), res.statusCode)));
+      await sleep(50);
+      const ran = jobs.runDue();
+      await sleep(20);
+      expect(answered).toEqual([]);
+      from = t.store.statements();
+      holders[0]!.release();
+      expect(await ran).toBe(1);
+      holders[1]!.release();
+      expect(await Promise.all(requests)).toEqual([200, 200, 200]);
+      await Promise.all(holders.map((h) => h.done));
+      // The holder's commit, then the job's transaction: no request's statement in between.
+      expect(seen[1]).toBe(alone + 1);
+    } finally {
+      await t.close();
+    }
+  });
+});

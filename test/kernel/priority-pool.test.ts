@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/kernel/db/connect.js';
-import { hasPoolPriority, PoolWaitTimeout, PriorityPool, withPoolPriority } from '../../src/kernel/db/priority-pool.js';
+import { PoolWaitTimeout, PriorityPool } from '../../src/kernel/db/priority-pool.js';
 import { isStoreUnavailable } from '../../src/kernel/db/unavailable.js';
 import { PollingLoop } from '../../src/kernel/polling.js';
-import { freshStore, STORE, type TestStore } from '../helpers.js';
+import { freshStore, STORE, type TestStore, waitFor } from '../helpers.js';
 
 // PostgreSQL hands its pool's connections to the job worker's claims before waiting requests
 // (kernel/db/priority-pool.ts): settlement keeps pace with the payments it settles.
@@ -58,8 +58,8 @@ describe('PriorityPool', () => {
     const order: string[] = [];
     const normal1 = pool.connect().then((c) => (order.push('normal 1'), c));
     const normal2 = pool.connect().then((c) => (order.push('normal 2'), c));
-    const prio1 = withPoolPriority(() => pool.connect()).then((c) => (order.push('priority 1'), c));
-    const prio2 = withPoolPriority(() => pool.connect()).then((c) => (order.push('priority 2'), c));
+    const prio1 = pool.first.connect().then((c) => (order.push('priority 1'), c));
+    const prio2 = pool.first.connect().then((c) => (order.push('priority 2'), c));
     await tick();
     expect(pool.state).toEqual({ lent: 1, priorityWaiting: 2, waiting: 2 });
     expect(order).toEqual([]);
@@ -127,35 +127,6 @@ describe('PriorityPool', () => {
   });
 });
 
-describe('who has the priority', () => {
-  it('a background loop started or kicked from priority work does not inherit it', async () => {
-    // The priority is kept once the process has a PriorityPool (a PostgreSQL store).
-    new PriorityPool(fakePool(1), 1);
-    const seen: boolean[] = [];
-    let passes = 0;
-    const loop = new PollingLoop(
-      async () => {
-        seen.push(hasPoolPriority());
-        passes += 1;
-        return false;
-      },
-      { pollMs: () => 5, maxPerPass: 1, onError: (err) => { throw err; } },
-    );
-    withPoolPriority(() => {
-      expect(hasPoolPriority()).toBe(true);
-      loop.start();
-    });
-    while (passes < 3) await new Promise((r) => setTimeout(r, 5));
-    withPoolPriority(() => loop.kick());
-    const before = passes;
-    while (passes < before + 2) await new Promise((r) => setTimeout(r, 5));
-    await loop.stop();
-    expect(seen.length).toBeGreaterThanOrEqual(5);
-    expect(seen.every((p) => p === false)).toBe(true);
-    expect(hasPoolPriority()).toBe(false);
-  });
-});
-
 describe.runIf(STORE === 'postgres')('the PostgreSQL store lends connections to priority work first', () => {
   let ts: TestStore;
   let one: Store;
@@ -169,7 +140,7 @@ describe.runIf(STORE === 'postgres')('the PostgreSQL store lends connections to 
     await ts.drop();
   });
 
-  it('a transaction started under withPoolPriority runs before requests that were waiting', async () => {
+  it('a transaction of the priority handle runs before requests that were waiting', async () => {
     const order: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -180,10 +151,50 @@ describe.runIf(STORE === 'postgres')('the PostgreSQL store lends connections to 
     });
     await tick();
     const waiting = [1, 2, 3].map((i) => one.db.transaction().execute(async (trx) => void (await sql`select ${i}`.execute(trx), order.push(`request ${i}`))));
-    const job = withPoolPriority(() => one.db.transaction().execute(async (trx) => void (await sql`select 0`.execute(trx), order.push('job'))));
+    const job = one.priorityDb!.transaction().execute(async (trx) => void (await sql`select 0`.execute(trx), order.push('job')));
     await tick();
     release();
     await Promise.all([holder, job, ...waiting]);
     expect(order).toEqual(['job', 'request 1', 'request 2', 'request 3']);
+  });
+
+  it('a background loop started or kicked from priority work does not get its turn', async () => {
+    // A webhook delivery kicked by an event a job emitted, say: its passes use the store's own
+    // handle and wait behind the requests that were waiting before them.
+    const order: string[] = [];
+    let passes = 0;
+    const loop = new PollingLoop(
+      async () => {
+        const n = (passes += 1);
+        await one.db.transaction().execute(async (trx) => void (await sql`select ${n}`.execute(trx), order.push(`loop ${n}`)));
+        return false;
+      },
+      { pollMs: () => 60_000, maxPerPass: 1, onError: (err) => { throw err; } },
+    );
+    const waiting: Promise<void>[] = [];
+    // Work of the priority handle holds the only connection while a request waits for it and
+    // the loop starts (later: is kicked).
+    await one.priorityDb!.transaction().execute(async (trx) => {
+      await sql`select 0`.execute(trx);
+      waiting.push(one.db.transaction().execute(async (t) => void (await sql`select 1`.execute(t), order.push('request 1'))));
+      await tick();
+      loop.start();
+      await tick();
+    });
+    await Promise.all(waiting);
+    await waitFor(() => order.length === 2);
+    await tick(); // the loop sleeps (pollMs) after its pass
+    // Kicked from inside a priority transaction while a request waits: the request goes first.
+    await one.priorityDb!.transaction().execute(async (trx) => {
+      await sql`select 0`.execute(trx);
+      waiting.push(one.db.transaction().execute(async (t) => void (await sql`select 2`.execute(t), order.push('request 2'))));
+      await tick();
+      loop.kick();
+      await tick();
+    });
+    await Promise.all(waiting);
+    await waitFor(() => order.length === 4);
+    await loop.stop();
+    expect(order).toEqual(['request 1', 'loop 1', 'request 2', 'loop 2']);
   });
 });

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPoolClient, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import type pgTypes from 'pg';
 import { PgChangeWatch } from './pg-change-watch.js';
 import { PriorityPool } from './priority-pool.js';
@@ -15,6 +15,12 @@ export type StoreKind = 'sqlite' | 'postgres';
 /** The database the service runs on, whichever it is. */
 export interface Store {
   db: Kysely<DB>;
+  /**
+   * PostgreSQL only: the same store, its connections lent before those of every caller of
+   * `db` that waits for one (db/priority-pool.ts): the job worker's transactions. Absent on
+   * SQLite (one connection, no queue to put anyone first in).
+   */
+  priorityDb?: Kysely<DB>;
   kind: StoreKind;
   /** Where the data lives, for the start-up banner (no password). */
   describe: string;
@@ -250,14 +256,14 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         changes.schemaChanged();
       }
       let run: Promise<unknown>;
+      let merged: string | null;
       if (pending.length === 0) run = send(args);
       else {
         const held = pending;
         pending = [];
         if (text !== undefined && TRANSACTION_ROLLBACK.test(text)) run = send(args); // the held inserts go with the rest
-        else if (typeof first === 'string' && values !== undefined && values.length > 0 && canCarry(first, held)) {
-          const merged = withDeferred(held, first, values);
-          run = send([merged.text, merged.values]);
+        else if (typeof first === 'string' && values !== undefined && values.length > 0 && (merged = mergedText(held, first)) !== null) {
+          run = send([merged, mergedValues(held, values)]);
         } else {
           // On their own first, in order (before a savepoint, a commit, or a statement naming their table).
           run = (async () => {
@@ -279,8 +285,11 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       );
     };
   });
-  // Kysely takes connections through PriorityPool: the job worker's first (priority-pool.ts).
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PriorityPool(pool, poolSize, opts.acquireTimeoutMs ?? 0) }) });
+  // Kysely takes connections through PriorityPool; the job worker's through a second Kysely
+  // instance over the same pool that asks first (priority-pool.ts).
+  const lender = new PriorityPool<PostgresPoolClient>(pool, poolSize, opts.acquireTimeoutMs ?? 0);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lender }) });
+  const priorityDb = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lender.first }) });
   try {
     if (opts.schema) {
       const c = await pool.connect();
@@ -294,11 +303,13 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   } catch (err) {
     // Not opened: nothing of it stays (a caller may try again, server.ts).
     await changes.close();
+    await priorityDb.destroy().catch(() => {});
     await db.destroy().catch(() => {});
     throw err;
   }
   return registered({
     db,
+    priorityDb,
     kind: 'postgres',
     statements: () => counted.n,
     localWatch: (tables) => localWrites.watch(tables),
@@ -306,6 +317,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
     close: async () => {
       await changes.close();
+      await priorityDb.destroy();
       await db.destroy();
     },
   });
@@ -354,18 +366,64 @@ function canCarry(text: string, held: readonly Deferred[]): boolean {
   return held.every((d) => !new RegExp(`\\b${d.table}\\b`).test(text));
 }
 
-/** The held inserts as CTEs in front of `text`, their parameters first. */
-function withDeferred(held: readonly Deferred[], text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
-  const all: unknown[] = [];
+/** The held inserts as CTEs in front of `text`, their parameters renumbered to come first (mergedValues). */
+function withDeferred(held: readonly Deferred[], text: string): string {
+  let offset = 0;
   const ctes = held.map((d, i) => {
-    const offset = all.length;
-    all.push(...d.values);
-    return `d${i} as (${offset === 0 ? d.text : d.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    const at = offset;
+    offset += d.values.length;
+    return `d${i} as (${at === 0 ? d.text : d.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`)})`;
   });
-  const offset = all.length;
-  all.push(...values);
-  return { text: `with ${ctes.join(', ')} ${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)}`, values: all };
+  return `with ${ctes.join(', ')} ${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)}`;
 }
+
+/** The parameters of withDeferred's text: the held inserts', in order, then the carrying statement's. */
+function mergedValues(held: readonly Deferred[], values: readonly unknown[]): unknown[] {
+  const all: unknown[] = [];
+  for (const d of held) for (const v of d.values) all.push(v);
+  for (const v of values) all.push(v);
+  return all;
+}
+
+/**
+ * The merged text of `held` carried by `text` (withDeferred), or null when `text` cannot
+ * carry them (canCarry), decided once per combination of texts. The texts are the service's
+ * own and their combinations few (a payment's two or three), but the merge (a regular
+ * expression per held table, the renumbering) ran for every payment, and each new merged
+ * string was hashed again to find its prepared name and compared in full with the prepared
+ * one by node-postgres: 1.5 % of the server's profile under the payment load (issue 35,
+ * decisions/performance.md: the job worker's priority without AsyncLocalStorage). Kept here,
+ * the merged text is the same string object every time (its hash computed once). A tree
+ * keyed by the texts themselves (each already hashed): carrying text, then each held text
+ * (a text decides its number of parameters, one per placeholder, so the renumbering too).
+ * Past MERGES_MAX combinations the rest are merged on every run, as before.
+ */
+function mergedText(held: readonly Deferred[], text: string): string | null {
+  let node: MergeNode = merges;
+  for (let i = -1; i < held.length; i += 1) {
+    const key = i < 0 ? text : held[i]!.text;
+    let next = node.next.get(key);
+    if (next === undefined) {
+      if (mergeCount >= MERGES_MAX) return canCarry(text, held) ? withDeferred(held, text) : null;
+      next = { next: new Map() };
+      node.next.set(key, next);
+      mergeCount += 1;
+    }
+    node = next;
+  }
+  if (node.merged === undefined) node.merged = canCarry(text, held) ? withDeferred(held, text) : null;
+  return node.merged;
+}
+
+interface MergeNode {
+  next: Map<string, MergeNode>;
+  /** The merged text of the path's held texts carried by its first text; null: cannot carry; undefined: not decided yet. */
+  merged?: string | null;
+}
+const merges: MergeNode = { next: new Map() };
+let mergeCount = 0;
+/** Nodes of the merge tree at most (combinations of texts; the service has a handful). */
+const MERGES_MAX = 2_000;
 /** The end of a transaction: not `rollback to savepoint`, which leaves it open. */
 const TRANSACTION_END = /^\s*(commit|end|abort|rollback(?!\s+to\b))\b/i;
 
@@ -442,6 +500,7 @@ const storesByAdapter = new WeakMap<object, Store>();
 
 function registered(store: Store): Store {
   storesByAdapter.set(store.db.getExecutor().adapter, store);
+  if (store.priorityDb) storesByAdapter.set(store.priorityDb.getExecutor().adapter, store);
   return store;
 }
 

@@ -1,40 +1,19 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
-// PostgreSQL: the pool's connections handed out in two queues. Work that runs inside
-// `withPoolPriority` (the job worker's claims: settlements and other state changes that
-// requests have already promised) gets the next free connection before any request that
-// waits for one. Without it, each job's transaction queued behind every waiting request:
-// under a steady load of 32 connections the job worker's few claims got about 5 turns in
-// 37, and settlement fell behind the payments it settles (issue 15). The job worker never
-// runs more than a handful of claims at once (jobs.ts PG_CLAIMERS), so requests always keep
-// most of the pool.
-
-const priority = new AsyncLocalStorage<true>();
-
-// The context is kept only once this process has a PriorityPool (a PostgreSQL store): an
-// AsyncLocalStorage that ran once makes Node track the context of every promise of the
-// process from then on (async hooks, about 4 % of a payment flow's CPU; issue 35), and
-// SQLite's one connection has no queue to put anyone first in.
-let pools = 0;
-
-/** Run `fn` with the connections it asks for served first (see above). */
-export function withPoolPriority<T>(fn: () => T): T {
-  return pools > 0 ? priority.run(true, fn) : fn();
-}
-
-/** Whether the code running now has the priority (tests; always false while this process has no PriorityPool). */
-export function hasPoolPriority(): boolean {
-  return priority.getStore() === true;
-}
-
-/**
- * Run `fn` without the priority, whatever context called it: a background loop started from
- * a job (a webhook delivery kicked by an event the job emitted) must not inherit the job's
- * turn for every pass after.
- */
-export function withoutPoolPriority<T>(fn: () => T): T {
-  return priority.exit(fn);
-}
+// PostgreSQL: the pool's connections handed out in two queues. The job worker's claims
+// (settlements and other state changes that requests have already promised) take their
+// connections through `PriorityPool.first` and get the next free connection before any
+// request that waits for one. Without it, each job's transaction queued behind every waiting
+// request: under a steady load of 32 connections the job worker's few claims got about 5
+// turns in 37, and settlement fell behind the payments it settles (issue 15). The job worker
+// never runs more than a handful of claims at once (jobs.ts PG_CLAIMERS), so requests always
+// keep most of the pool.
+//
+// Who asks first is chosen by the caller's handle, not by an async context: the store opens a
+// second Kysely instance over `first` (`Store.priorityDb`, db/connect.ts) and the job worker
+// opens its transactions there. Until issue 35 it was an AsyncLocalStorage around the job's
+// work: one run of any AsyncLocalStorage makes Node track the context of every promise of the
+// process from then on (async hooks: about 4-5 % of a payment flow's CPU on PostgreSQL). A
+// handle cannot leak the way a context did: a background loop a job starts or kicks (a webhook
+// delivery for an event the job emitted) uses the store's own handle and waits its turn.
 
 /** No pool connection came free within the acquire timeout (db/unavailable.ts: 503). */
 export class PoolWaitTimeout extends Error {
@@ -55,11 +34,11 @@ interface PoolLike<C extends Releasable> {
 
 /**
  * A pool in front of `pool` that lends at most `max` connections (the size of `pool`), taking
- * the waiters of `withPoolPriority` first, then the others, each queue in arrival order.
+ * the waiters of `first` first, then those of `connect`, each queue in arrival order.
  */
 export class PriorityPool<C extends Releasable> implements PoolLike<C> {
   private lent = 0;
-  private readonly first: Array<() => void> = [];
+  private readonly firstWaiters: Array<() => void> = [];
   private readonly rest: Array<() => void> = [];
 
   constructor(
@@ -67,18 +46,29 @@ export class PriorityPool<C extends Releasable> implements PoolLike<C> {
     private readonly max: number,
     /** The longest a caller waits for a slot, in ms (0: no limit): then PoolWaitTimeout (503). */
     private readonly acquireTimeoutMs = 0,
-  ) {
-    pools += 1;
-  }
+  ) {}
+
+  /**
+   * The same pool, asked with priority: its waiters are served before every waiter of
+   * `connect`. Ending it ends nothing (the pool is ended once, through this object).
+   */
+  readonly first: PoolLike<C> = {
+    connect: () => this.acquire(this.firstWaiters),
+    end: async () => {},
+  };
 
   /** Connections lent now, and waiters of each queue (tests). */
   get state(): { lent: number; priorityWaiting: number; waiting: number } {
-    return { lent: this.lent, priorityWaiting: this.first.length, waiting: this.rest.length };
+    return { lent: this.lent, priorityWaiting: this.firstWaiters.length, waiting: this.rest.length };
   }
 
-  async connect(): Promise<C> {
+  /** A connection, after every waiter (of either queue) already waiting. */
+  connect(): Promise<C> {
+    return this.acquire(this.rest);
+  }
+
+  private async acquire(queue: Array<() => void>): Promise<C> {
     if (this.lent >= this.max) {
-      const queue = priority.getStore() ? this.first : this.rest;
       await new Promise<void>((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
         const waiter = () => {
@@ -118,7 +108,7 @@ export class PriorityPool<C extends Releasable> implements PoolLike<C> {
 
   /** A slot came free: to the first priority waiter, else the first other waiter, else back. */
   private handOver(): void {
-    const next = this.first.shift() ?? this.rest.shift();
+    const next = this.firstWaiters.shift() ?? this.rest.shift();
     if (next) next();
     else this.lent -= 1;
   }
