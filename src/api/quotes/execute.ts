@@ -1,4 +1,3 @@
-import { extended } from '../../kernel/objects.js';
 import type { Transaction } from 'kysely';
 import { effectTransaction } from '../../kernel/idempotency.js';
 import { authorizeWalletExecute } from '../embedded-wallets/wallet-quotes.js';
@@ -116,7 +115,7 @@ export async function planOf(trx: Transaction<DB>, row: QuoteRow, opts: CreateOp
 }
 
 /** The transaction a quote's payment writes (payments.ts completes it). */
-export async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAccountId: string | null, agentId?: string): Promise<NewPayment> {
+export async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow, holdAccountId: string | null, at: string, agentId?: string): Promise<NewPayment> {
   const platformId = row.platform_id;
   let customerId = platformId;
   let platformCustomerId = platformId;
@@ -167,8 +166,8 @@ export async function paymentOf(trx: Transaction<DB>, row: QuoteRow, flow: Flow,
     rate_details: row.rate_details,
     payment_rail: row.payment_rail,
     description: row.description,
-    created_at: '',
-    updated_at: '',
+    created_at: at,
+    updated_at: at,
     counterparty_information: null,
     reconciliation: flow === 'UMA_PAYOUT' ? JSON.stringify({ reference: fundingReference(row.transaction_id!) }) : null,
     receipt_delivery_confirmed_at: null,
@@ -205,8 +204,7 @@ export async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platfo
   }
   const { flow, outcome } = await planOf(trx, row, opts);
   const hold = flow === 'PULL' ? null : row.source_account_id;
-  const payment = await paymentOf(trx, row, flow, hold, opts.agentId);
-  return startPayment(trx, deps, extended(payment, { created_at: now.at, updated_at: now.at }), outcome, now, { quoteProcessing: true });
+  return startPayment(trx, deps, await paymentOf(trx, row, flow, hold, now.at, opts.agentId), outcome, now, { quoteProcessing: true });
 }
 
 /**
@@ -229,8 +227,7 @@ export async function releaseAuthorizedQuote(trx: Transaction<DB>, deps: Payment
   // A held transfer-out keeps its flow (and outcome table): its transaction says which it was.
   const held = await findTransaction(trx, row.platform_id, row.transaction_id!);
   const { flow, outcome } = await planOf(trx, row, held?.flow === 'TRANSFER_OUT' ? { transfer: 'OUT' } : {});
-  const payment = await paymentOf(trx, row, flow, flow === 'PULL' ? null : row.source_account_id);
-  await startPayment(trx, deps, extended(payment, { created_at: now.at, updated_at: now.at }), outcome, now, { quoteProcessing: true });
+  await startPayment(trx, deps, await paymentOf(trx, row, flow, flow === 'PULL' ? null : row.source_account_id, now.at), outcome, now, { quoteProcessing: true });
 }
 
 /** POST /quotes/{quoteId}/execute: lock the quote, then start its payment. */

@@ -1,4 +1,3 @@
-import { extended } from '../../kernel/objects.js';
 import type { Transaction } from 'kysely';
 import { packRateDetails } from './rate-details.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
@@ -194,8 +193,8 @@ export async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platfo
   else await insertQuote(trx, row);
   // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
   const { flow } = await planOf(trx, row, opts);
-  const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id, opts.agentId);
-  await createPendingPayment(trx, deps, extended(pending, { created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }), expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined, { deferWrite: deferWrites });
+  const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id, now.at, opts.agentId);
+  await createPendingPayment(trx, deps, pending, expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined, { deferWrite: deferWrites });
   return row;
 }
 
