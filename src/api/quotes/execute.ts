@@ -40,6 +40,35 @@ export function deferQuoteInsert(trx: Transaction<DB>, row: QuoteRow): void {
   rows.set(row.id, row);
 }
 
+/** What executeRow starts for a quote: its flow, its sandbox outcome and its transaction's row. */
+export interface PaymentPlan {
+  flow: Flow;
+  outcome: PaymentOutcome;
+  payment: NewPayment;
+}
+
+/**
+ * The plans buildQuote worked out for the quotes it made to be executed next in the same
+ * database transaction (its writes deferred), so executeRow does not work them out again
+ * from the same rows (issue 35: the second planOf and paymentOf, about 1.3 % of a payment
+ * request's profile).
+ */
+const keptPlans = new WeakMap<Transaction<DB>, Map<string, PaymentPlan>>();
+
+/** Keep the plan of quote `id` for executeRow in this transaction (buildQuote with its writes deferred). */
+export function keepPlan(trx: Transaction<DB>, id: string, plan: PaymentPlan): void {
+  let plans = keptPlans.get(trx);
+  if (!plans) keptPlans.set(trx, (plans = new Map()));
+  plans.set(id, plan);
+}
+
+function takePlan(trx: Transaction<DB>, id: string): PaymentPlan | undefined {
+  const plans = keptPlans.get(trx);
+  const plan = plans?.get(id);
+  if (plan !== undefined) plans!.delete(id);
+  return plan;
+}
+
 /** The quote's row if it is still unwritten, no longer kept as such: the caller writes it. */
 function takeUnwrittenQuote(trx: Transaction<DB>, id: string): QuoteRow | undefined {
   const rows = unwrittenQuotes.get(trx);
@@ -202,6 +231,8 @@ export async function executeRow(trx: Transaction<DB>, deps: PaymentDeps, platfo
   else if (!(await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at }))) {
     throw apiError(409, 'INVALID_STATE_TRANSITION', `Quote ${row.id} was executed concurrently`, { quoteId: row.id });
   }
+  const kept = takePlan(trx, row.id);
+  if (kept !== undefined) return startPayment(trx, deps, kept.payment, kept.outcome, now, { quoteProcessing: true });
   const { flow, outcome } = await planOf(trx, row, opts);
   const hold = flow === 'PULL' ? null : row.source_account_id;
   return startPayment(trx, deps, await paymentOf(trx, row, flow, hold, now.at, opts.agentId), outcome, now, { quoteProcessing: true });
