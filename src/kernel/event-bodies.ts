@@ -58,6 +58,13 @@ const MEM_LEVEL = 4;
 /** The most dictionary the window can use. */
 const MAX_DICTIONARY = (1 << WINDOW_BITS) - 262;
 
+/**
+ * zlib's output buffer for packing (`chunkSize`; Node's default is 16 KB): a payment event
+ * packs to about 200 bytes, and a 16 KB buffer is a new allocation outside Buffer's pool per
+ * event (issue 35). A longer output takes more chunks, joined: the bytes are the same.
+ */
+const OUT_CHUNK = 1024;
+
 /** The values of an event's row that version 2 adds to the dictionary. */
 export interface EventRowKeys {
   id: string;
@@ -67,14 +74,31 @@ export interface EventRowKeys {
 
 /** Version 2's dictionary for one row: DICTIONARY_V1's tail, then the row's values. */
 function dictionaryV2(row: EventRowKeys): Buffer {
-  const own = Buffer.from(`"${row.created_at}","${row.resource_id}","${row.id}"`, 'utf8');
-  const keep = Math.max(0, Math.min(DICTIONARY_V1.length, MAX_DICTIONARY - own.length));
-  return Buffer.concat([DICTIONARY_V1.subarray(DICTIONARY_V1.length - keep), own]);
+  const own = ownValues(row);
+  // The common case (the row's values fit after the whole of DICTIONARY_V1): written into a
+  // buffer kept for it, which already holds DICTIONARY_V1, instead of two new buffers and a
+  // concatenation per event (issue 35). zlib copies the dictionary when its stream is set
+  // up, and packing and unpacking are synchronous, so the next call may overwrite it.
+  // (`write` stops before a character that does not fit: then the old way, which keeps less of DICTIONARY_V1.)
+  const n = scratch.write(own, DICTIONARY_V1.length, 'utf8');
+  if (n === Buffer.byteLength(own, 'utf8')) return scratch.subarray(0, DICTIONARY_V1.length + n);
+  const bytes = Buffer.from(own, 'utf8');
+  const keep = Math.max(0, Math.min(DICTIONARY_V1.length, MAX_DICTIONARY - bytes.length));
+  return Buffer.concat([DICTIONARY_V1.subarray(DICTIONARY_V1.length - keep), bytes]);
 }
+
+/** The row's values as version 2's dictionary ends with them. */
+function ownValues(row: EventRowKeys): string {
+  return `"${row.created_at}","${row.resource_id}","${row.id}"`;
+}
+
+/** DICTIONARY_V1, then room for a row's values (dictionaryV2). */
+const scratch = Buffer.alloc(MAX_DICTIONARY);
+DICTIONARY_V1.copy(scratch, 0);
 
 /** The stored form of a payload's JSON text, for the event row `row`. */
 export function packPayload(json: string, row: EventRowKeys): Buffer {
-  const packed = deflateRawSync(json, { dictionary: dictionaryV2(row), level: 3, windowBits: WINDOW_BITS, memLevel: MEM_LEVEL });
+  const packed = deflateRawSync(json, { dictionary: dictionaryV2(row), level: 3, windowBits: WINDOW_BITS, memLevel: MEM_LEVEL, chunkSize: OUT_CHUNK });
   const out = Buffer.allocUnsafe(packed.length + 1);
   out[0] = V2;
   packed.copy(out, 1);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DICTIONARY_V1_BYTES, packPayload, payloadText, textBody, unpackPayload } from '../../src/kernel/event-bodies.js';
 
@@ -110,6 +111,40 @@ describe('event bodies', () => {
       const body = textBody(raw, row);
       expect(body[0]).toBe(2);
       expect(unpackPayload(body, row)).toBe(raw);
+    }
+  });
+
+  it('packs (version 2) the same bytes as before issue 35 built the dictionary in a kept buffer and packed in 1 KB chunks', () => {
+    // SHA-256 of what packPayload of commit 303e4c2 (a Buffer.concat per dictionary, 16 KB
+    // chunks) wrote for each case: stored bodies must never change.
+    let x = 0x2545f491;
+    const hex = (n: number) => {
+      let s = '';
+      for (let i = 0; i < n; i++) {
+        x ^= x << 13;
+        x >>>= 0;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        x >>>= 0;
+        s += (x & 15).toString(16);
+      }
+      return s;
+    };
+    const usd = { code: 'USD', name: 'United States Dollar', symbol: '$', decimals: 2 };
+    const cases: [string, string, typeof row, number, string][] = [
+      ['a payment event', JSON.stringify({ id: row.id, type: 'OUTGOING_PAYMENT.PENDING', timestamp: row.created_at, data: { id: row.resource_id, direction: 'DEBIT', status: 'PENDING', createdAt: row.created_at, updatedAt: row.created_at, sentAmount: { amount: 1000, currency: usd } } }), row, 45, 'da2d840638d6c8a6c7030cca899d407977feafcb300c6ddd9278bda56172d6ad'],
+      ['non-ASCII row values', JSON.stringify({ id: 'Webhook:é', data: { id: 'Customer:✓😀', name: 'Zoë' } }), { id: 'Webhook:é', resource_id: 'Customer:✓😀', created_at: '2026-11-28T10:17:52.930Z' }, 22, 'ac459a19ad1590d1c68d3111b7c869202d6694a496ee2c5a51305a7e5540387a'],
+      ['row values too long for the whole dictionary', JSON.stringify({ id: row.id, data: { id: 'R'.repeat(900) } }), { ...row, resource_id: 'R'.repeat(900) }, 26, 'b155491f6c3bc6a0162d73ac336de5b4174578b8a0f244570b7ec4b65491c1f7'],
+      ['an output of several chunks', JSON.stringify({ id: row.id, data: { id: row.resource_id, blob: hex(6000) } }), row, 3234, 'accef297ba52e363fb7296fafb4c7db4941f002c8843da236fba9a860fa800f0'],
+      ['an empty text', '', row, 3, '01ac26723cbcba804b62c46419db1c078912c2905c421b5be95ed5b3523cb78b'],
+    ];
+    // Twice, in turn: each row's dictionary is written over the previous one's.
+    for (let round = 0; round < 2; round++) {
+      for (const [name, text, r, bytes, sha] of cases) {
+        const body = packPayload(text, r);
+        expect({ name, bytes: body.length, sha: createHash('sha256').update(body).digest('hex') }).toEqual({ name, bytes, sha });
+        expect(unpackPayload(body, r)).toBe(text);
+      }
     }
   });
 

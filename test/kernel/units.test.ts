@@ -71,6 +71,18 @@ describe(`ids (${STORE})`, () => {
     }
   });
 
+  it('formats an instant as toISOString does, from the number: leap days, century years, the ends of its range and beyond', () => {
+    const edges = [0, 999, 86_399_999, 86_400_000, Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2100, 2, 1), Date.UTC(2024, 11, 31, 23, 59, 59, 999), 253_402_300_799_999, 253_402_300_800_000, -1, -62_198_755_200_001, 1.5, 8.64e15];
+    for (const ms of edges) expect(iso(ms)).toBe(new Date(ms).toISOString());
+    expect(() => iso(Number.NaN)).toThrow(RangeError);
+    // Every day from 1970 to 2400 (at an hour that moves), and random instants up to 9999.
+    for (let ms = 0; ms < Date.UTC(2400, 0, 1); ms += 86_400_000 + 3_601_001) expect(iso(ms)).toBe(new Date(ms).toISOString());
+    for (let i = 0; i < 20_000; i++) {
+      const ms = Math.floor(Math.random() * 253_402_300_800_000);
+      expect(iso(ms)).toBe(new Date(ms).toISOString());
+    }
+  });
+
   it('never mints an id ending in a sandbox magic suffix (000–009), so no id triggers a sandbox rule by chance', () => {
     // 1 in 410 random ids would end in 00 and a digit; 40,000 ids meet about a hundred such draws.
     const ids = Array.from({ length: 40_000 }, () => uuidv7());

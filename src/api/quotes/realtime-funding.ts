@@ -59,7 +59,7 @@ export async function fundRealtimeQuote(deps: PaymentDeps, platform: PlatformRow
     await updateQuoteStatus(trx, row.platform_id, row.id, 'PENDING', { status: 'PROCESSING', updated_at: now.at });
     const { flow, outcome } = await planOf(trx, row, {});
     const hold = await realtimeHoldAccount(trx, platform.id, row.customer_id, row.sending_currency, now.at);
-    const payment = { ...(await paymentOf(trx, row, flow, hold)), created_at: now.at, updated_at: now.at };
+    const payment = await paymentOf(trx, row, flow, hold, now.at);
     const mismatch = body.currencyAmount !== undefined && body.currencyAmount !== Number(row.total_sending);
     const tx = mismatch
       ? await startPayment(trx, deps, payment, { name: 'FUNDING_AMOUNT_MISMATCH', summary: 'Funded with another amount', failsAtStart: true, settleAfterMs: 0, result: 'FAIL', outgoingFailure: 'FUNDING_AMOUNT_MISMATCH' }, now)

@@ -1,4 +1,3 @@
-import { extended } from '../../kernel/objects.js';
 import type { Transaction } from 'kysely';
 import { packRateDetails } from './rate-details.js';
 import { effectTransaction } from '../../kernel/idempotency.js';
@@ -18,7 +17,7 @@ import { createPendingPayment, type PaymentDeps } from '../transactions/payments
 import type { Quote, QuoteRequest } from './schemas.js';
 import { findQuote, insertQuote, type QuoteRow } from './store.js';
 import { authorizationGate } from './authorization.js';
-import { deferQuoteInsert, executeRow, requireAllWritten, paymentOf, planOf, quoteAfterExecute } from './execute.js';
+import { deferQuoteInsert, executeRow, keepPlan, requireAllWritten, paymentOf, planOf, quoteAfterExecute } from './execute.js';
 import { type CreateOptions, type StoredPayee, accountTypeOf, railsFor, requireReadySender, resolvePayee, resolvePayer } from './parties.js';
 import { price, usdCents } from './pricing.js';
 import { quoteView } from './views.js';
@@ -193,9 +192,11 @@ export async function buildQuote(trx: Transaction<DB>, deps: PaymentDeps, platfo
   if (deferWrites) deferQuoteInsert(trx, row);
   else await insertQuote(trx, row);
   // Its transaction exists from now on, PENDING until the quote is executed (or funded), EXPIRED with it.
-  const { flow } = await planOf(trx, row, opts);
-  const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id, opts.agentId);
-  await createPendingPayment(trx, deps, extended(pending, { created_at: now.at, updated_at: now.at, expires_at_ms: expiresMs }), expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined, { deferWrite: deferWrites });
+  const { flow, outcome } = await planOf(trx, row, opts);
+  const pending = await paymentOf(trx, row, flow, flow === 'PULL' || payer.kind === 'REALTIME' ? null : row.source_account_id, now.at, opts.agentId);
+  // Executed next in this transaction (a real-time funded quote never is): executeRow starts this same plan.
+  if (deferWrites && payer.kind !== 'REALTIME') keepPlan(trx, row.id, { flow, outcome, payment: pending });
+  await createPendingPayment(trx, deps, pending, expiresMs, now, body.immediatelyExecute === true || opts.transfer !== undefined, { deferWrite: deferWrites });
   return row;
 }
 
