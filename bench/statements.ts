@@ -15,9 +15,8 @@
 //               vacuum runs in between), of each index, and of its TOAST table with its
 //               index; differences in whole 8 KB pages, so use FLOWS=200 or more there.
 //   TRACE=1 npx tsx bench/statements.ts               # also print the SQL of one payment flow, in order
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { sql } from 'kysely';
+import { onStatement } from './statement-probe.js';
 import { makeApp, sleep } from '../test/helpers.js';
 import { fund, newCustomer, quoteRequest, usdExternal } from '../test/money-helpers.js';
 
@@ -41,23 +40,8 @@ function note(text: unknown): void {
     byTable.set(k, (byTable.get(k) ?? 0) + 1);
   }
 }
-// better-sqlite3: every run of a (cached) statement.
-const probe = new Database(':memory:');
-const Statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...a: unknown[]) => unknown>;
-probe.close();
-for (const m of ['run', 'get', 'all', 'iterate']) {
-  const orig = Statement[m]!;
-  Statement[m] = function (this: { source?: string }, ...args: unknown[]) {
-    note(this.source);
-    return orig.apply(this, args);
-  };
-}
-const q = pg.Client.prototype.query;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const a = args[0] as string | { text?: string } | undefined;
-  note(typeof a === 'string' ? a : a?.text);
-  return (q as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof q;
+// Every statement, at the drivers (better-sqlite3's runs, node-postgres's queries).
+onStatement(note);
 
 async function per(label: string, n: number, fn: (i: number) => Promise<unknown>, track?: Map<string, number>): Promise<void> {
   await fn(-1); // warm: prepared statements, caches

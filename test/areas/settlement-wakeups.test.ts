@@ -1,6 +1,5 @@
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onStatement } from '../../bench/statement-probe.js';
 import { ManualClock, systemClock } from '../../src/kernel/clock.js';
 import { makeApp, sleep, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
@@ -18,22 +17,7 @@ let claims = 0;
 const seen = (text: unknown) => {
   if (typeof text === 'string' && text.startsWith('select "j"."id"')) claims += 1;
 };
-const probe = new Database(':memory:');
-const Statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...a: unknown[]) => unknown>;
-probe.close();
-for (const m of ['run', 'get', 'all', 'iterate']) {
-  const orig = Statement[m]!;
-  Statement[m] = function (this: { source?: string }, ...args: unknown[]) {
-    seen(this.source);
-    return orig.apply(this, args);
-  };
-}
-const query = pg.Client.prototype.query;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const a = args[0] as string | { text?: string } | undefined;
-  seen(typeof a === 'string' ? a : a?.text);
-  return (query as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof query;
+onStatement(seen);
 
 describe(`settlement wake-ups of the job worker (${STORE})`, () => {
   let t: TestApp;
