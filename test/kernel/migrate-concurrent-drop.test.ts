@@ -29,64 +29,61 @@ async function migrateSixStores(schemas: string[]): Promise<void> {
   }
 }
 
+/**
+ * migrateSixStores while `round` (its number from 1) runs again and again on a connection of
+ * its own; then the churn stops, and the schemas (`schemas`, and the stores') are dropped.
+ */
+async function migrateWhileChurning(schemas: string[], round: (churn: pg.Client, n: number) => Promise<void>, setUp?: (churn: pg.Client) => Promise<void>): Promise<void> {
+  const churn = new pg.Client({ connectionString: url });
+  await churn.connect();
+  let stop = false;
+  let churning: Promise<void> = Promise.resolve();
+  try {
+    await setUp?.(churn);
+    churning = (async () => {
+      for (let n = 1; !stop; n++) await round(churn, n);
+    })();
+    await migrateSixStores(schemas);
+  } finally {
+    stop = true;
+    await churning;
+    for (const s of schemas) await churn.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+    await churn.end();
+  }
+}
+
 describe.runIf(onPostgres)('migrating while other schemas are dropped (PostgreSQL)', () => {
   it('another schema created and dropped meanwhile never fails the migration', async () => {
-    const churn = new pg.Client({ connectionString: url });
-    await churn.connect();
-    let stop = false;
-    const churning = (async () => {
-      while (!stop) {
-        const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-        await churn.query(`CREATE SCHEMA "${name}"`);
-        await churn.query(`CREATE TABLE "${name}".a (id bigserial primary key, v text)`);
-        await churn.query(`CREATE TABLE "${name}".b (id bigserial primary key, v text)`);
-        await churn.query(`DROP SCHEMA "${name}" CASCADE`);
-        // About the pace of a busy test run's schema drops (each test app drops its own).
-        await new Promise<void>((r) => setTimeout(r, 50));
-      }
-    })();
-    const schemas: string[] = [];
-    try {
-      await migrateSixStores(schemas);
-    } finally {
-      stop = true;
-      await churning;
-      for (const s of schemas) await churn.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-      await churn.end();
-    }
+    await migrateWhileChurning([], async (churn) => {
+      const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+      await churn.query(`CREATE SCHEMA "${name}"`);
+      await churn.query(`CREATE TABLE "${name}".a (id bigserial primary key, v text)`);
+      await churn.query(`CREATE TABLE "${name}".b (id bigserial primary key, v text)`);
+      await churn.query(`DROP SCHEMA "${name}" CASCADE`);
+      // About the pace of a busy test run's schema drops (each test app drops its own).
+      await new Promise<void>((r) => setTimeout(r, 50));
+    });
   }, 120_000);
   it('a column another schema drops meanwhile never fails the migration (42703 during the look at the catalogue)', async () => {
-    const churn = new pg.Client({ connectionString: url });
-    await churn.connect();
     const other = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-    await churn.query(`CREATE SCHEMA "${other}"`);
-    await churn.query(`CREATE TABLE "${other}".transactions (id bigserial primary key, platform_id text, v text)`);
-    let stop = false;
+    const table = `CREATE TABLE "${other}".transactions (id bigserial primary key, platform_id text, v text)`;
     // A column dropped and added again and again, as a migration that rebuilds a table does.
     // Dropped columns still count towards PostgreSQL's 1,600 per table: the table is made
     // anew (in one transaction) every thousand rounds.
-    const churning = (async () => {
-      for (let n = 1; !stop; n++) {
+    await migrateWhileChurning(
+      [other],
+      async (churn, n) => {
         await churn.query(`ALTER TABLE "${other}".transactions DROP COLUMN platform_id`);
         await churn.query(`ALTER TABLE "${other}".transactions ADD COLUMN platform_id text`);
         // A short pause: other test files migrate on this database meanwhile (they retry too, but need not wait long).
         await new Promise<void>((r) => setTimeout(r, 2));
-        if (n % 1000 === 0) {
-          await churn.query(
-            `BEGIN; DROP TABLE "${other}".transactions; CREATE TABLE "${other}".transactions (id bigserial primary key, platform_id text, v text); COMMIT`,
-          );
-        }
-      }
-    })();
-    const schemas: string[] = [other];
-    try {
-      await migrateSixStores(schemas);
-    } finally {
-      stop = true;
-      await churning;
-      for (const s of schemas) await churn.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-      await churn.end();
-    }
+        if (n % 1000 === 0) await churn.query(`BEGIN; DROP TABLE "${other}".transactions; ${table}; COMMIT`);
+      },
+      async (churn) => {
+        await churn.query(`CREATE SCHEMA "${other}"`);
+        await churn.query(table);
+      },
+    );
   }, 120_000);
 });
 
