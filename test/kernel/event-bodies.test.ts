@@ -1,6 +1,19 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { DICTIONARY_V1_BYTES, packPayload, payloadText, textBody, unpackPayload } from '../../src/kernel/event-bodies.js';
+import * as zlib from 'node:zlib';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { DICTIONARY_V1_BYTES, dictionaryV1, packPayload, packPayloadV2, payloadText, textBody, unpackPayload } from '../../src/kernel/event-bodies.js';
+
+// The one-shot zlib calls, counted: version 4 packs and reads through a kept stream and makes
+// them only when it cannot (kernel/event-bodies.ts `KeptStream`).
+vi.mock('node:zlib', async (original) => {
+  const real = await original<typeof import('node:zlib')>();
+  return { ...real, deflateRawSync: vi.fn(real.deflateRawSync), inflateRawSync: vi.fn(real.inflateRawSync) };
+});
+const oneShots = () => vi.mocked(zlib.deflateRawSync).mock.calls.length + vi.mocked(zlib.inflateRawSync).mock.calls.length;
+beforeEach(() => {
+  vi.mocked(zlib.deflateRawSync).mockClear();
+  vi.mocked(zlib.inflateRawSync).mockClear();
+});
 
 // The stored form of event payloads (issue 15): packed once per event, read back byte for byte.
 
@@ -40,12 +53,13 @@ describe('event bodies', () => {
       '',
     ];
     for (const text of texts) {
-      const packed = packPayload(text, row);
-      expect(packed[0]).toBe(2);
-      expect(unpackPayload(packed, row)).toBe(text);
-      expect(payloadText({ ...row, payload: '', body: packed })).toBe(text);
-      // Version 2 reads only with the row it was stored in: its values are part of the dictionary.
-      expect(() => unpackPayload(packed)).toThrow(/only with its row/);
+      for (const [packed, version] of [[packPayload(text, row), 4], [packPayloadV2(text, row), 2]] as const) {
+        expect(packed[0]).toBe(version);
+        expect(unpackPayload(packed, row)).toBe(text);
+        expect(payloadText({ ...row, payload: '', body: packed })).toBe(text);
+        // Versions 2 and 4 read only with the row they were stored in: its values are part of the dictionary, or elided.
+        expect(() => unpackPayload(packed)).toThrow(/only with its row/);
+      }
     }
   });
 
@@ -57,12 +71,82 @@ describe('event bodies', () => {
     }
   });
 
-  it("takes the row's own time, resource id and event id from the dictionary", () => {
+  it("takes the row's own time, resource id and event id from the row (version 4: elided; version 2: the dictionary)", () => {
     const text = JSON.stringify({ id: row.id, type: 'OUTGOING_PAYMENT.COMPLETED', timestamp: row.created_at, data: { id: row.resource_id, status: 'COMPLETED', updatedAt: row.created_at } });
     const other = { id: 'Webhook:01a221a9-6fdb-7018-bdbe-b40b672c67e0', resource_id: 'Transaction:01a221a9-6fce-727c-b7ab-e7de1c01a852', created_at: '2027-01-02T03:04:05.678Z' };
     // The same text stored in another row (whose values it does not repeat) packs larger.
-    expect(packPayload(text, row).length + 30).toBeLessThan(packPayload(text, other).length);
-    expect(unpackPayload(packPayload(text, other), other)).toBe(text);
+    for (const pack of [packPayload, packPayloadV2]) {
+      expect(pack(text, row).length + 30).toBeLessThan(pack(text, other).length);
+      expect(unpackPayload(pack(text, other), other)).toBe(text);
+    }
+    // Version 4 stores each of the row's values as one byte, not a back-reference.
+    expect(packPayload(text, row).length).toBeLessThan(packPayloadV2(text, row).length);
+  });
+
+  it('packs version 4 through one kept zlib stream: the same bytes as a one-shot deflate, no one-shot call, any order of sizes', () => {
+    const opts = { dictionary: dictionaryV1(), level: 3, windowBits: 12, memLevel: 4 };
+    // Version 4's elision: the row's time, resource id and event id, then its time to the minute and its event id's first 9 characters after the type.
+    const elide = (text: string, r: typeof row) =>
+      text
+        .replaceAll(r.created_at, '\u0001')
+        .replaceAll(r.resource_id, '\u0002')
+        .replaceAll(r.id, '\u0003')
+        .replaceAll(r.created_at.slice(0, 16), '\u0004')
+        .replaceAll(r.id.slice(r.id.indexOf(':') + 1, r.id.indexOf(':') + 10), '\u0005');
+    const realDeflate = vi.mocked(zlib.deflateRawSync).getMockImplementation()!;
+    const sameMinute = JSON.stringify({ id: row.id, data: { id: row.resource_id, createdAt: '2026-11-28T10:17:01.002Z', quoteId: 'Quote:01a221a9-0000-7000-8000-000000000000' } });
+    const texts = [paymentEvent(1), '{}', paymentEvent(2).repeat(20), JSON.stringify({ id: row.id, note: 'é ✓ 😀' }), sameMinute, paymentEvent(3), ''];
+    for (let round = 0; round < 3; round++) {
+      for (const text of texts) {
+        const body = packPayload(text, row);
+        expect(body[0]).toBe(4);
+        expect(body.subarray(1).equals(realDeflate(elide(text, row), opts))).toBe(true);
+      }
+    }
+    vi.mocked(zlib.deflateRawSync).mockClear();
+    for (const text of texts) expect(unpackPayload(packPayload(text, row), row)).toBe(text);
+    expect(oneShots()).toBe(0);
+    // The row's minute and its id's time part, where they occur in other values, are one byte each.
+    expect(packPayload(sameMinute, row).length).toBeLessThan(packPayloadV2(sameMinute, row).length);
+  });
+
+  it('packs and reads version 4 one-shot when the kept buffers are too small, and goes on after a corrupt body', () => {
+    const big = JSON.stringify({ id: row.id, big: 'y'.repeat(40_000) }); // over the 32 KB input buffer
+    const wide = JSON.stringify({ id: row.id, blob: Array.from({ length: 20_000 }, (_, i) => i % 7) }); // packs small, reads over 64 KB
+    for (const text of [big, wide]) {
+      vi.mocked(zlib.deflateRawSync).mockClear();
+      vi.mocked(zlib.inflateRawSync).mockClear();
+      const body = packPayload(text, row);
+      expect(body[0]).toBe(4);
+      expect(unpackPayload(body, row)).toBe(text);
+      expect(oneShots()).toBeGreaterThan(0);
+    }
+    const text4 = paymentEvent(4);
+    const good = packPayload(text4, row);
+    const corrupt = Buffer.from(good);
+    corrupt.fill(0xff, 5, 25);
+    expect(() => unpackPayload(corrupt, row)).toThrow();
+    const truncated = good.subarray(0, good.length - 10);
+    expect(() => unpackPayload(truncated, row)).toThrow();
+    // The kept stream was dropped and is made again: the next bodies read, through it.
+    vi.mocked(zlib.inflateRawSync).mockClear();
+    expect(unpackPayload(good, row)).toBe(text4);
+    expect(vi.mocked(zlib.inflateRawSync).mock.calls.length).toBe(0);
+  });
+
+  it('packs version 4 the same bytes as when it was introduced (stored bodies never change)', () => {
+    const usd = { code: 'USD', name: 'United States Dollar', symbol: '$', decimals: 2 };
+    const text = JSON.stringify({ id: row.id, type: 'OUTGOING_PAYMENT.PENDING', timestamp: row.created_at, data: { id: row.resource_id, direction: 'DEBIT', status: 'PENDING', createdAt: row.created_at, updatedAt: row.created_at, sentAmount: { amount: 1000, currency: usd } } });
+    const settled = JSON.stringify({ id: row.id, type: 'OUTGOING_PAYMENT.COMPLETED', timestamp: row.created_at, data: { id: row.resource_id, quoteId: 'Quote:01a221a9-4e11-7000-8000-00000000000a', createdAt: '2026-11-28T10:17:51.930Z', settledAt: row.created_at, sentAmount: { amount: 1000, currency: usd } } });
+    const pinned = [text, settled].map((t) => {
+      const body = packPayload(t, row);
+      expect(unpackPayload(body, row)).toBe(t);
+      return { bytes: body.length, sha: createHash('sha256').update(body).digest('hex') };
+    });
+    expect(pinned).toEqual([
+      { bytes: 39, sha: '6e7165fe547ecad45d5a9a3126040429c6b006f7cb8b8bec5aa9660a3887bc0a' },
+      { bytes: 64, sha: '2cc3ef2c6496af65f55049250b80a85783df47b2ac98d265a3dead02df1baf5f' },
+    ]);
   });
 
   it('reads bodies of version 1 (the shared dictionary alone), stored before version 2', () => {
@@ -106,11 +190,22 @@ describe('event bodies', () => {
     );
   });
 
-  it('packs instead (version 2) a text holding a marker byte raw, which no JSON.stringify output does', () => {
+  it('packs instead (version 2) a text holding a marker byte raw, which no JSON.stringify output does, or for a row with an empty value', () => {
     for (const raw of ['{"a":"\u0001"}', 'x\u0002', '\u0003']) {
-      const body = textBody(raw, row);
+      for (const body of [textBody(raw, row), packPayload(raw, row)]) {
+        expect(body[0]).toBe(2);
+        expect(unpackPayload(body, row)).toBe(raw);
+      }
+    }
+    for (const odd of [{ ...row, resource_id: '' }, { ...row, id: 'Webhook:' }, { ...row, resource_id: 'Customer:\u0004' }, { ...row, created_at: '' }]) {
+      const body = packPayload('{"a":1,"b":"Webhook:01a221a9-5125"}', odd);
       expect(body[0]).toBe(2);
-      expect(unpackPayload(body, row)).toBe(raw);
+      expect(unpackPayload(body, odd)).toBe('{"a":1,"b":"Webhook:01a221a9-5125"}');
+    }
+    // Version 4's own markers (0x04, 0x05) in the text: version 2 too.
+    for (const raw of ['{"a":"\u0004"}', '\u0005']) {
+      expect(packPayload(raw, row)[0]).toBe(2);
+      expect(unpackPayload(packPayload(raw, row), row)).toBe(raw);
     }
   });
 
@@ -141,7 +236,7 @@ describe('event bodies', () => {
     // Twice, in turn: each row's dictionary is written over the previous one's.
     for (let round = 0; round < 2; round++) {
       for (const [name, text, r, bytes, sha] of cases) {
-        const body = packPayload(text, r);
+        const body = packPayloadV2(text, r);
         expect({ name, bytes: body.length, sha: createHash('sha256').update(body).digest('hex') }).toEqual({ name, bytes, sha });
         expect(unpackPayload(body, r)).toBe(text);
       }
