@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { iso } from '../../src/kernel/clock.js';
 import { emitEvent } from '../../src/kernel/events.js';
 import { DEFAULT_CONCURRENCY, defaultPlatformCap } from '../../src/api/webhooks/service.js';
-import { ADMIN_KEY, STORE, type TestApp } from '../helpers.js';
+import { ADMIN_KEY, makeApp, STORE, type TestApp } from '../helpers.js';
 import { appWithEndpoint, platformNowMs } from '../webhook-endpoint.js';
 import { HoldingReceiver } from '../holding-receiver.js';
 
@@ -119,6 +119,59 @@ describe(`webhook lanes and the clock advance (${STORE})`, () => {
     await drain;
     expect(rx.got.filter((g) => g.resource === account).map((g) => g.id)).toEqual(balance);
     for (const id of [...balance, ...payment]) expect((await attemptsOf(id)).status).toBe('DELIVERED');
+  });
+
+  it('a redelivery of an earlier event waits while a later one of its lane is in flight, then goes out (one at a time per lane)', async () => {
+    const tx = 'Transaction:redelivered';
+    const first = await emit(tx, 'OUTGOING_PAYMENT.PENDING');
+    await t.running.webhooks.runDue();
+    expect((await attemptsOf(first)).status).toBe('DELIVERED');
+
+    // The lane's next event is in flight (the endpoint keeps it) when the first is redelivered.
+    const second = await emit(tx, 'OUTGOING_PAYMENT.COMPLETED');
+    let sentWhileHeld = false;
+    rx.held = (g) => {
+      if (g.id === first && rx.holding > 0) sentWhileHeld = true;
+      return g.id === second;
+    };
+    const drain = t.running.webhooks.runDue();
+    await vi.waitFor(() => expect(rx.holding).toBe(1), { timeout: WAIT_MS, interval: 20 });
+    const deliveries = await t.store.db.selectFrom('webhook_deliveries').select(['id', 'event_id']).where('platform_id', '=', platformId).execute();
+    const firstDelivery = deliveries.find((d) => d.event_id === first)!.id;
+    const res = await t.app.inject({ method: 'POST', url: `/admin/platforms/${platformId}/webhook-deliveries/${firstDelivery}/redeliver`, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('PENDING');
+
+    // Another process's deliverer (a second app on the same store: its own lanes in flight,
+    // none of them this one) looks while the lane is busy: the redelivery is not due there
+    // either, the later event being in flight under its lease (store.ts `firstInLane`).
+    const other = await makeApp({ testStore: { store: t.store, drop: async () => {} } });
+    try {
+      expect(await other.running.webhooks.runDue()).toBe(0);
+    } finally {
+      // Not running.close(): the store is this test's app's.
+      await other.app.close();
+      await other.running.jobs.stop();
+      await other.running.webhooks.stop();
+    }
+    // Nor in this process, while the drain waits for the event in flight.
+    const again = t.running.webhooks.runDue();
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 40));
+      expect(rx.got.filter((g) => g.id === first)).toHaveLength(1);
+      expect((await attemptsOf(first)).status).toBe('PENDING');
+    }
+
+    // Once the later event is answered, the redelivery goes out; nothing was sent two at a time.
+    rx.release();
+    await drain;
+    await again;
+    await t.running.webhooks.runDue();
+    expect(sentWhileHeld).toBe(false);
+    expect(rx.got.map((g) => g.id)).toEqual([first, second, first]);
+    expect((await attemptsOf(first)).status).toBe('DELIVERED');
+    expect((await attemptsOf(first)).attemptLog).toHaveLength(2);
+    expect((await attemptsOf(second)).status).toBe('DELIVERED');
   });
 
   // One platform holds half the slots at most (issue 33); two platforms fill them all (webhook-fairness.test.ts).

@@ -82,7 +82,7 @@ export async function findDue(
     // Due, written as one expression rather than an OR of two statuses: no other index than the
     // heads' (scanned in due order, stopping at the limit) fits it.
     .where(sql<boolean>`(case d.status when 'PENDING' then d.next_attempt_ms <= ${realNowMs} + p.clock_offset_ms when 'SENDING' then d.lease_until_ms < ${realNowMs} else false end)`)
-    .where(noEarlierOpenInLane);
+    .where(firstInLane(realNowMs));
   // `|| ''`: the platform is a filter on the heads read, not a way into the platform's indexes.
   if (platformId !== undefined) q = q.where(sql<boolean>`d.platform_id || '' = ${platformId}`);
   // Platforms at their share of the delivery slots (service.ts): their due rows never fill the batch.
@@ -195,7 +195,7 @@ function claimDueQuery(db: Kysely<DB> | Transaction<DB>, v: (name: string) => un
       // Still due, as one expression (findDue's): as an OR of the two statuses, SQLite answered
       // it from the status index, reading every due row of the backlog for each claim.
       .where(sql<boolean>`(case d.status when 'PENDING' then d.next_attempt_ms <= ${v('dueBy')} when 'SENDING' then d.lease_until_ms < ${v('realNowMs')} else false end)`)
-      .where(noEarlierOpenInLane)
+      .where(firstInLane(v('realNowMs')))
       .returningAll()
   );
 }
@@ -352,19 +352,41 @@ export async function restoreDeliveries(trx: Transaction<DB>, items: readonly Re
   }
 }
 
-/** `d` is first in its lane: no earlier open delivery of its platform and resource (the per-resource order). */
-function noEarlierOpenInLane(eb: ExpressionBuilder<DB & { d: WebhookDeliveriesTable }, 'd'>) {
-  return eb.not(
-    eb.exists(
-      eb
-        .selectFrom('webhook_deliveries as e')
-        .select('e.id')
-        .whereRef('e.platform_id', '=', 'd.platform_id')
-        .whereRef('e.resource_id', '=', 'd.resource_id')
-        .where('e.status', 'in', [...OPEN_STATUSES])
-        .whereRef('e.event_seq', '<', 'd.event_seq'),
-    ),
-  );
+/**
+ * `d` may go out now in its lane (the per-resource order, one at a time): no earlier open
+ * delivery of its platform and resource, and no later one in flight (SENDING under a live
+ * lease). The second case is a redelivery of an earlier event while the lane's next one is
+ * being sent: this process knows its own lanes in flight (service.ts `lanesInFlight`), but
+ * another process's deliverer would have sent it beside the one in flight. A later delivery
+ * whose lease lapsed (its process died) is not in flight: it waits behind `d`.
+ */
+function firstInLane(realNowMs: unknown) {
+  return (eb: ExpressionBuilder<DB & { d: WebhookDeliveriesTable }, 'd'>) =>
+    eb.and([
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as e')
+            .select('e.id')
+            .whereRef('e.platform_id', '=', 'd.platform_id')
+            .whereRef('e.resource_id', '=', 'd.resource_id')
+            .where('e.status', 'in', [...OPEN_STATUSES])
+            .whereRef('e.event_seq', '<', 'd.event_seq'),
+        ),
+      ),
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as f')
+            .select('f.id')
+            .whereRef('f.platform_id', '=', 'd.platform_id')
+            .whereRef('f.resource_id', '=', 'd.resource_id')
+            .where('f.status', '=', 'SENDING')
+            .whereRef('f.event_seq', '>', 'd.event_seq')
+            .where('f.lease_until_ms', '>=', realNowMs as number),
+        ),
+      ),
+    ]);
 }
 
 const claimDueOf = preparedByShape<number, Record<string, unknown>, DeliveryRow>(
