@@ -361,32 +361,14 @@ export async function restoreDeliveries(trx: Transaction<DB>, items: readonly Re
  * whose lease lapsed (its process died) is not in flight: it waits behind `d`.
  */
 function firstInLane(realNowMs: unknown) {
-  return (eb: ExpressionBuilder<DB & { d: WebhookDeliveriesTable }, 'd'>) =>
-    eb.and([
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('webhook_deliveries as e')
-            .select('e.id')
-            .whereRef('e.platform_id', '=', 'd.platform_id')
-            .whereRef('e.resource_id', '=', 'd.resource_id')
-            .where('e.status', 'in', [...OPEN_STATUSES])
-            .whereRef('e.event_seq', '<', 'd.event_seq'),
-        ),
-      ),
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('webhook_deliveries as f')
-            .select('f.id')
-            .whereRef('f.platform_id', '=', 'd.platform_id')
-            .whereRef('f.resource_id', '=', 'd.resource_id')
-            .where('f.status', '=', 'SENDING')
-            .whereRef('f.event_seq', '>', 'd.event_seq')
-            .where('f.lease_until_ms', '>=', realNowMs as number),
-        ),
-      ),
+  return (eb: ExpressionBuilder<DB & { d: WebhookDeliveriesTable }, 'd'>) => {
+    // The other deliveries of d's lane (each case its own index seek on webhook_deliveries_lane_open).
+    const lane = () => eb.selectFrom('webhook_deliveries as e').select('e.id').whereRef('e.platform_id', '=', 'd.platform_id').whereRef('e.resource_id', '=', 'd.resource_id');
+    return eb.and([
+      eb.not(eb.exists(lane().where('e.status', 'in', [...OPEN_STATUSES]).whereRef('e.event_seq', '<', 'd.event_seq'))),
+      eb.not(eb.exists(lane().where('e.status', '=', 'SENDING').whereRef('e.event_seq', '>', 'd.event_seq').where('e.lease_until_ms', '>=', realNowMs as number))),
     ]);
+  };
 }
 
 const claimDueOf = preparedByShape<number, Record<string, unknown>, DeliveryRow>(
