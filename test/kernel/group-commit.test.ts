@@ -15,6 +15,7 @@ import { makeApp, STORE } from '../helpers.js';
 
 interface T {
   db: Kysely<{ t: { x: number; note: string | null }; child: { pid: number } }>;
+  dialect: GroupCommitSqliteDialect;
   statements: string[];
   other: Database.Database;
   lost: number;
@@ -53,9 +54,11 @@ describe.runIf(STORE === 'sqlite')('SQLite group commit', () => {
       close: () => cached.close(),
     };
     const state = { lost: 0 };
-    const db = new Kysely<T['db'] extends Kysely<infer D> ? D : never>({ dialect: new GroupCommitSqliteDialect(counting, () => raw.inTransaction, () => (state.lost += 1)) });
+    const dialect = new GroupCommitSqliteDialect(counting, () => raw.inTransaction, () => (state.lost += 1));
+    const db = new Kysely<T['db'] extends Kysely<infer D> ? D : never>({ dialect });
     t = {
       db,
+      dialect,
       statements,
       other: new Database(file),
       raw,
@@ -120,6 +123,47 @@ describe.runIf(STORE === 'sqlite')('SQLite group commit', () => {
     expect(((results[2] as PromiseRejectedResult).reason as { code?: string }).code).toBe('SQLITE_CONSTRAINT_PRIMARYKEY');
     expect(count(/^commit$/)).toBe(1);
     expect(committed()).toEqual([1, 3]);
+  });
+
+  it('runs a pause of the writes after the transactions before it, with their group committed, and the ones asked meanwhile after it (issue 35)', async () => {
+    const driver = t.dialect.driver!;
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    // A transaction holding the connection: the pause queues behind it.
+    const first = t.db.transaction().execute(async (trx) => {
+      await trx.insertInto('t').values({ x: 1, note: null }).execute();
+      await held;
+    });
+    while (count(/^insert/) < 1) await new Promise((resolve) => setImmediate(resolve));
+    const seenInPause: unknown[] = [];
+    let endPause!: () => void;
+    let paused = false;
+    const pause = driver.exclusive(async () => {
+      paused = true;
+      // The group before it is committed, and SQLite's write lock is free: another
+      // connection (the checkpoint worker's) may write.
+      seenInPause.push(committed(), t.raw.inTransaction);
+      t.other.prepare('insert into t (x) values (100)').run();
+      await new Promise<void>((resolve) => (endPause = resolve));
+      return 'paused';
+    });
+    const second = insert(2);
+    letGo();
+    await first;
+    while (!paused) await new Promise((resolve) => setImmediate(resolve));
+    // The transaction asked during the pause has not started.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(count(/^insert/)).toBe(1);
+    expect(seenInPause).toEqual([[1], false]);
+    endPause();
+    expect(await pause).toBe('paused');
+    await second;
+    expect(committed()).toEqual([1, 2, 100]);
+
+    // A pause that fails hands its error on and lets the connection go.
+    await expect(driver.exclusive(async () => Promise.reject(new Error('the worker is gone')))).rejects.toThrow('the worker is gone');
+    await insert(3);
+    expect(committed()).toEqual([1, 2, 3, 100]);
   });
 
   it('hands a statement outside a transaction its result only after the group it ran in committed', async () => {

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { iso, ManualClock } from '../../src/kernel/clock.js';
-import { WAL_BOUND_BYTES, WAL_SIZE_LIMIT_BYTES } from '../../src/kernel/db/checkpointer.js';
+import { PAUSE_PAGES, WAL_BOUND_BYTES, WAL_SIZE_LIMIT_BYTES } from '../../src/kernel/db/checkpointer.js';
 import { EXTERNAL_CHECK_MS, LEAF_TABLES, openStore, type Store, withStatementCache, writeTargetOf } from '../../src/kernel/db/connect.js';
 import { groupedInsert } from '../../src/kernel/db/grouped-insert.js';
 import { VOLUME_STATUSES_NOT_COUNTED } from '../../src/kernel/db/migrations.js';
@@ -172,6 +172,43 @@ describe.runIf(STORE === 'sqlite')('SQLite change watch and table caches', () =>
     check.close();
   });
 
+  it('has the worker pause the writes to copy the WAL\'s end and rewind it, with nothing lost (issue 35)', async () => {
+    const file = join(dir, 'pause.sqlite');
+    const wal = `${file}-wal`;
+    const bg = await openStore({ kind: 'sqlite', location: file }, { backgroundCheckpoints: true });
+    let max = 0;
+    try {
+      await sql`create table w (id integer primary key, body blob not null)`.execute(bg.db);
+      // About 4 × PAUSE_PAGES pages, from 4 writers at a steady pace (a load, not a burst):
+      // the worker's ticks find the WAL past PAUSE_PAGES and ask for pauses.
+      let id = 0;
+      const writer = async () => {
+        for (let i = 0; i < 25; i += 1) {
+          await bg.db.transaction().execute(async (trx) => {
+            for (let j = 0; j < 20; j += 1) {
+              id += 1;
+              await sql`insert into w (id, body) values (${id}, ${Buffer.alloc(4000, id % 256)})`.execute(trx);
+            }
+          });
+          if (existsSync(wal)) max = Math.max(max, statSync(wal).size);
+          await sleep(15);
+        }
+      };
+      await Promise.all(Array.from({ length: 4 }, writer));
+      expect(id).toBe(4 * PAUSE_PAGES);
+      // Reads and writes go on after the pauses, in the rewound WAL.
+      await sql`update w set body = x'00' where id = 1`.execute(bg.db);
+      console.log(`WAL under paced writers: at most ${(max / 2 ** 20).toFixed(1)} MiB, ${bg.walPauses!()} pauses`);
+      expect(bg.walPauses!()).toBeGreaterThan(0);
+      expect(max).toBeLessThanOrEqual(WAL_BOUND_BYTES);
+    } finally {
+      await bg.close();
+    }
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('select count(*) as n, sum(length(body)) as bytes from w').get()).toEqual({ n: 4 * PAUSE_PAGES, bytes: 1 + (4 * PAUSE_PAGES - 1) * 4000 });
+    check.close();
+  });
+
   it('keeps the WAL within its bound under writes that never pause, and truncates a WAL over its limit once writes pause (issue 33)', async () => {
     const file = join(dir, 'wal.sqlite');
     const wal = `${file}-wal`;
@@ -195,7 +232,7 @@ describe.runIf(STORE === 'sqlite')('SQLite change watch and table caches', () =>
       };
       await Promise.all(Array.from({ length: 8 }, writer));
       expect(Number((await sql<{ n: number }>`select count(*) as n from w`.execute(bg.db)).rows[0]!.n)).toBe(8 * 768);
-      console.log(`WAL under 8 writers that never pause: at most ${(max / 2 ** 20).toFixed(1)} MiB after 24 MiB written`);
+      console.log(`WAL under 8 writers that never pause: at most ${(max / 2 ** 20).toFixed(1)} MiB after 24 MiB written, ${bg.walPauses!()} pauses`);
       expect(max, `WAL reached ${max} bytes`).toBeLessThanOrEqual(WAL_BOUND_BYTES);
 
       // One transaction larger than the limit (as a WAL left long by checkpoints that failed

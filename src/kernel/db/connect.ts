@@ -38,6 +38,11 @@ export interface Store {
    * answers what the transaction read first, as a repeatable read would.
    */
   localWatch?: (tables: readonly string[]) => ChangeWatch;
+  /**
+   * SQLite file stores with background checkpoints: how many times the checkpoint worker
+   * paused this store's writes to copy the WAL's end and rewind it (db/checkpointer.ts).
+   */
+  walPauses?: () => number;
   /** How many SQL statements this store has run since it opened (tests and the bench count them per request). */
   statements(): number;
   close(): Promise<void>;
@@ -111,7 +116,6 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       // between two transactions, and a rewound WAL is truncated to the limit.
       database.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-      checkpointer = startCheckpointer(resolve(file));
     }
     const writes = new WriteCounter(database);
     const counted = { n: 0 };
@@ -121,9 +125,12 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     const key = file === ':memory:' ? null : resolve(file);
     if (key) openFiles.set(key, (openFiles.get(key) ?? 0) + 1);
     const alone = () => key === null || openFiles.get(key) === 1;
-    const db = new Kysely<DB>({
-      dialect: new GroupCommitSqliteDialect(withStatementCache(database, STATEMENT_CACHE_SIZE, writes, counted), () => database.inTransaction, () => writes.count('*'), alone),
-    });
+    const dialect = new GroupCommitSqliteDialect(withStatementCache(database, STATEMENT_CACHE_SIZE, writes, counted), () => database.inTransaction, () => writes.count('*'), alone);
+    const db = new Kysely<DB>({ dialect });
+    if (file !== ':memory:' && opts.backgroundCheckpoints) {
+      const driver = dialect.driver;
+      checkpointer = startCheckpointer(resolve(file), driver ? { pause: (fn) => driver.exclusive(fn) } : {});
+    }
     return registered({
       db,
       kind: 'sqlite',
@@ -131,6 +138,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       watch: (tables) => writes.watch(tables),
       describe: file === ':memory:' ? 'SQLite (in memory)' : `SQLite ${resolve(file)}`,
       ...(file === ':memory:' ? {} : { file: resolve(file) }),
+      ...(checkpointer ? { walPauses: checkpointer.pauses } : {}),
       close: async () => {
         await checkpointer?.stop();
         await db.destroy();

@@ -142,6 +142,26 @@ export class GroupCommitDriver implements Driver {
     this.run(CompiledQuery.raw(text));
   }
 
+  /**
+   * Run `fn` while nobody uses the connection: after the transactions queued before it, with
+   * the open group committed first; the ones that ask meanwhile wait until it settles. The
+   * event loop stays free meanwhile (answers of the group just committed go out). The WAL's
+   * checkpoints use it (checkpointer.ts): a worker copies the WAL's last frames while nothing
+   * writes, so the next write rewinds the WAL.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.locked) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    else this.locked = true;
+    try {
+      this.flush();
+      return await fn();
+    } finally {
+      const next = this.waiters.shift();
+      if (next) next();
+      else this.locked = false;
+    }
+  }
+
   async acquireConnection(): Promise<DatabaseConnection> {
     if (this.locked) await new Promise<void>((resolve) => this.waiters.push(resolve));
     else this.locked = true;
@@ -305,7 +325,11 @@ export class GroupCommitSqliteDialect extends SqliteDialect {
     super({ database });
   }
 
+  /** The driver Kysely made (it makes one, when the Kysely instance is constructed). */
+  driver: GroupCommitDriver | undefined;
+
   override createDriver(): Driver {
-    return new GroupCommitDriver(this.database, this.inTransaction, this.onLost, this.mayDefer);
+    this.driver = new GroupCommitDriver(this.database, this.inTransaction, this.onLost, this.mayDefer);
+    return this.driver;
   }
 }
