@@ -142,6 +142,20 @@ export class GroupCommitDriver implements Driver {
     this.run(CompiledQuery.raw(text));
   }
 
+  /** Take the connection: at once when nobody holds it (no promise), else when the returned promise resolves, after those waiting before. */
+  private take(): Promise<void> | undefined {
+    if (this.locked) return new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.locked = true;
+    return undefined;
+  }
+
+  /** Let the connection go: to the next waiting, or free. */
+  private handOn(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.locked = false;
+  }
+
   /**
    * Run `fn` while nobody uses the connection: after the transactions queued before it, with
    * the open group committed first; the ones that ask meanwhile wait until it settles. The
@@ -150,21 +164,19 @@ export class GroupCommitDriver implements Driver {
    * writes, so the next write rewinds the WAL.
    */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.locked) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    else this.locked = true;
+    const turn = this.take();
+    if (turn) await turn;
     try {
       this.flush();
       return await fn();
     } finally {
-      const next = this.waiters.shift();
-      if (next) next();
-      else this.locked = false;
+      this.handOn();
     }
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    if (this.locked) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    else this.locked = true;
+    const turn = this.take();
+    if (turn) await turn;
     return new Holder(this);
   }
 
@@ -256,9 +268,7 @@ export class GroupCommitDriver implements Driver {
         else this.flush();
       }
     }
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.locked = false;
+    this.handOn();
     if (waitFor) await waitFor.done;
   }
 
