@@ -178,6 +178,55 @@ describe(`ledger (${STORE})`, () => {
     expect((err as InsufficientFundsError).bucket).toBe('held');
   });
 
+  it('an entry on one account (a hold) is one statement with the same checks: refused, it leaves nothing, even to a caller that commits', async () => {
+    const [a] = await accounts('USD', 1);
+    const [foreign] = await accounts('USD', 1, otherPlatformId);
+    await fund(a!, 'USD', 100);
+    const hold = (amount: number, accountId = a!, currency = 'USD') => [
+      { accountId, currency, amount: -amount },
+      { accountId, currency, amount, bucket: 'held' as const },
+    ];
+    const before = [await count('ledger_entries'), await count('ledger_postings')];
+    // (Its statements are counted in test/areas/payment-write-path.test.ts: one fewer than a locking read and a write.)
+    const held = await post({ kind: 'HOLD', postings: hold(60) });
+    expect(held.balances).toEqual([{ accountId: a, currency: 'USD', available: 40, pending: 0, held: 60, total: 100 }]);
+    expect([await count('ledger_entries'), await count('ledger_postings')]).toEqual([before[0]! + 1, before[1]! + 2]);
+
+    const err = await post({ kind: 'HOLD', postings: hold(41) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InsufficientFundsError);
+    const f = err as InsufficientFundsError;
+    expect({ accountId: f.accountId, currency: f.currency, bucket: f.bucket, balance: f.balance, change: f.change, shortfall: f.shortfall }).toEqual({
+      accountId: a, currency: 'USD', bucket: 'available', balance: 40, change: -41, shortfall: 1,
+    });
+    const version = async () => Number((await t.store.db.selectFrom('ledger_balances').select('version').where('account_id', '=', a!).executeTakeFirstOrThrow()).version);
+    const versionBefore = await version();
+    await t.store.db.transaction().execute(async (trx) => {
+      await postEntry(trx, t.store, { platformId, kind: 'HOLD', at: at(), postings: hold(41) }).catch(() => undefined);
+    });
+    expect([await count('ledger_entries'), await count('ledger_postings')]).toEqual([before[0]! + 1, before[1]! + 2]);
+    expect(await version()).toBe(versionBefore);
+    expect((await balancesOf(t.store.db, [a!])).get(a!)).toMatchObject({ available: 40, held: 60 });
+
+    const code = (p: Promise<unknown>) => p.then(() => 'posted', (e: unknown) => (e instanceof LedgerError ? e.code : String(e)));
+    expect(await code(post({ kind: 'HOLD', postings: hold(5, 'InternalAccount:nope') }))).toBe('UNKNOWN_ACCOUNT');
+    expect(await code(post({ kind: 'HOLD', postings: hold(5, foreign!) }))).toBe('UNKNOWN_ACCOUNT');
+    expect(await code(post({ kind: 'HOLD', postings: hold(5, a!, 'EUR') }))).toBe('CURRENCY_MISMATCH');
+    expect(await auditBalances(t.store.db, [a!])).toEqual([]);
+
+    // Two holds at once that the balance affords only one of: exactly one commits.
+    const holdSlowly = () =>
+      t.store.db.transaction().execute(async (trx: Transaction<DB>) => {
+        const e = await postEntry(trx, t.store, { platformId, kind: 'HOLD', at: at(), postings: hold(30) });
+        await sleep(50);
+        return e;
+      });
+    const results = await Promise.allSettled([holdSlowly(), holdSlowly()]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof InsufficientFundsError)).toHaveLength(1);
+    expect((await balancesOf(t.store.db, [a!])).get(a!)).toMatchObject({ available: 10, held: 90 });
+    expect(await auditBalances(t.store.db, [a!])).toEqual([]);
+  });
+
   it('posts an entry once per idempotency key', async () => {
     const [a] = await accounts('USD', 1);
     const world = await ensureWorldAccount(t.store.db, platformId, 'USD', at());

@@ -4,6 +4,7 @@ import { listEvents } from '../../src/kernel/events.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { balanceOf, fund, newCustomer, quoteRequest, type QuoteBody, usdExternal } from '../money-helpers.js';
 import { Receiver } from '../webhook-receiver.js';
+import { onStatement } from '../../bench/statement-probe.js';
 
 // Settlement in batches (issue 35): many payments due at the same moment settle together
 // (one claim of the worker, set-based statements) with what settling them one at a time
@@ -11,6 +12,14 @@ import { Receiver } from '../webhook-receiver.js';
 // settlement in the payments' order (its BALANCE_UPDATED webhooks), its final balance, and
 // the ledger's invariants. A payment whose settlement is not the common case (004 fails at
 // settlement and is refunded, 005 completes and is returned a minute later) is among them.
+
+// Every statement's text while `recording` (installed before the app opens its connections:
+// node-postgres's are patched as they open).
+const recorded: string[] = [];
+let recording = false;
+onStatement((text) => {
+  if (recording && typeof text === 'string') recorded.push(text.replace(/\s+/g, ' '));
+});
 
 const PLAN = ['123456789', '123456789', '000000004', '123456789', '000000005', '123456789', '123456789', '123456789', '123456789'];
 const amountOf = (i: number) => 1_000 + i;
@@ -107,6 +116,32 @@ describe(`settlement in batches (${STORE})`, () => {
     // Each payment ends as its twin settled alone did, with the same webhooks in the same order.
     for (let i = 0; i < PLAN.length; i++) expect(await outcomeOf(manyIds[i]!), `payment ${i} (${PLAN[i]})`).toEqual(await outcomeOf(oneIds[i]!));
     expect(await balanceOf(t, many.src)).toEqual(await balanceOf(t, one.src));
+    await assertLedgerInvariants(t.store);
+  });
+
+  it("locks the payer's balance row last: after the batch's transactions and quotes are written, the entries' keys checked before", async () => {
+    // On PostgreSQL a balance row stays locked from the batch's locking read to its commit, and
+    // every payment from that account waits meanwhile (issue 35): the batch writes what does
+    // not need the lock first.
+    const p = await payer();
+    for (let i = 0; i < 4; i++) await pay(p, 1);
+    await t.running.webhooks.runDue();
+    recording = true;
+    expect((await t.call('POST', '/sandbox/clock/advance', { seconds: 1 })).statusCode).toBe(200);
+    recording = false;
+    const texts = recorded.splice(0);
+    const first = (re: RegExp) => texts.findIndex((x) => re.test(x));
+    const last = (re: RegExp) => texts.findLastIndex((x) => re.test(x));
+    const lock = first(/\bselect \* from "ledger_balances"/);
+    const keys = first(/from "ledger_entries" where .*"idempotency_key" in/);
+    expect(lock, texts.join('\n')).toBeGreaterThan(-1);
+    expect(keys).toBeGreaterThan(-1);
+    expect(keys).toBeLessThan(lock);
+    expect(last(/\bupdate "transactions" set "status"/)).toBeGreaterThan(-1);
+    expect(last(/\bupdate "transactions" set "status"/)).toBeLessThan(lock);
+    expect(last(/\bupdate "quotes" set "status"/)).toBeGreaterThan(-1);
+    expect(last(/\bupdate "quotes" set "status"/)).toBeLessThan(lock);
+    await advanceAndDeliver(t, 3_600);
     await assertLedgerInvariants(t.store);
   });
 });

@@ -14,6 +14,7 @@ import {
   insertEntry,
   insertPostings,
   lockBalanceRows,
+  moveBalanceRow,
   type PostingRow,
   postingsOfEntry,
   postingTotals,
@@ -313,6 +314,11 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     deltas.set(p.accountId, d);
   }
   const ids = [...deltas.keys()].sort();
+  // One account (a hold: its available into its held) and nothing to replay: moved in one
+  // statement, checks included, before the entry is written (postOnOneAccount).
+  if (ids.length === 1 && (input.idempotencyKey === undefined || input.keyIsNew) && postings.every((p) => p.currency === postings[0]!.currency)) {
+    return postOnOneAccount(trx, store, input, postings, ids[0]!, deltas.get(ids[0]!)!);
+  }
   const rows = await lockBalanceRows(trx, input.platformId, ids, store.kind === 'postgres');
   const byId = new Map(rows.map((r) => [r.account_id, r]));
   // After the lock: a concurrent entry with the same key (same accounts) has committed by now.
@@ -322,10 +328,32 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
   }
 
   // Every check before the first write: a refused entry leaves no trace.
+  const next = checkedBalances(input.platformId, postings, ids, byId, deltas);
+
+  const entry = await writeEntry(trx, input, postings);
+  const balances: Balance[] = [];
+  for (const id of ids) {
+    const row = byId.get(id)!;
+    const v = next.get(id)!;
+    if (!(await updateBalanceRow(trx, id, Number(row.version), { ...v, updated_at: input.at }))) {
+      throw new LedgerError('CONCURRENT_UPDATE', `Balance of ${id} changed under its lock`);
+    }
+    balances.push({ accountId: id, currency: row.currency, ...v, total: v.available + v.pending + v.held });
+  }
+  return postedView(entry, postings, balances, false);
+}
+
+/**
+ * The balances after `deltas` (per account id of `ids`), or the LedgerError that refuses
+ * them: an account unknown to the platform (in `byId`), a posting in another currency than
+ * its account's, a bucket leaving the safe integer range, or an internal account's bucket
+ * lowered below zero (InsufficientFundsError).
+ */
+function checkedBalances(platformId: string, postings: Required<Posting>[], ids: string[], byId: Map<string, BalanceRow>, deltas: Map<string, Record<Bucket, number>>): Map<string, Record<Bucket, number>> {
   for (const p of postings) {
     const row = byId.get(p.accountId);
     // Another platform's account is as unknown as one that does not exist.
-    if (!row) throw new LedgerError('UNKNOWN_ACCOUNT', `Ledger account ${p.accountId} does not exist on platform ${input.platformId}`);
+    if (!row) throw new LedgerError('UNKNOWN_ACCOUNT', `Ledger account ${p.accountId} does not exist on platform ${platformId}`);
     if (row.currency !== p.currency) throw new LedgerError('CURRENCY_MISMATCH', `Ledger account ${p.accountId} holds ${row.currency}, not ${p.currency}`);
   }
   const next = new Map<string, Record<Bucket, number>>();
@@ -339,7 +367,11 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     }
     next.set(id, values);
   }
+  return next;
+}
 
+/** The entry's row and its postings' rows, written. */
+async function writeEntry(trx: Transaction<DB>, input: EntryInput, postings: Required<Posting>[]): Promise<EntryRow> {
   const entry = newEntryRow(input.platformId, input);
   await insertEntry(trx, entry);
   await insertPostings(
@@ -353,16 +385,28 @@ export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>
       amount: p.amount,
     })),
   );
-  const balances: Balance[] = [];
-  for (const id of ids) {
-    const row = byId.get(id)!;
-    const v = next.get(id)!;
-    if (!(await updateBalanceRow(trx, id, Number(row.version), { ...v, updated_at: input.at }))) {
-      throw new LedgerError('CONCURRENT_UPDATE', `Balance of ${id} changed under its lock`);
-    }
-    balances.push({ accountId: id, currency: row.currency, ...v, total: v.available + v.pending + v.held });
+  return entry;
+}
+
+/**
+ * postEntry for an entry on one account with nothing to replay (issue 35): the balance row is
+ * moved first, in one statement that makes postEntry's checks itself (moveBalanceRow), instead
+ * of a locking read, the checks here and a write. On PostgreSQL the row stays locked from that
+ * statement to the commit, so a payer's hold keeps other payments from the same account
+ * waiting one round trip less. Refused (no row moved, nothing written): the row is read again
+ * to tell which check, with the same LedgerError postEntry throws.
+ */
+async function postOnOneAccount(trx: Transaction<DB>, store: Pick<Store, 'kind'>, input: EntryInput, postings: Required<Posting>[], accountId: string, delta: Record<Bucket, number>): Promise<PostedEntry> {
+  const currency = postings[0]!.currency;
+  const moved = await moveBalanceRow(trx, input.platformId, accountId, currency, delta, input.at);
+  if (!moved) {
+    const rows = await lockBalanceRows(trx, input.platformId, [accountId], store.kind === 'postgres');
+    checkedBalances(input.platformId, postings, [accountId], new Map(rows.map((r) => [r.account_id, r])), new Map([[accountId, delta]]));
+    throw new LedgerError('CONCURRENT_UPDATE', `Balance of ${accountId} refused a move its checks allow`);
   }
-  return postedView(entry, postings, balances, false);
+  const entry = await writeEntry(trx, input, postings);
+  const balance: Balance = { accountId, currency, ...moved, total: moved.available + moved.pending + moved.held };
+  return postedView(entry, postings, [balance], false);
 }
 
 /**
@@ -381,13 +425,16 @@ export async function postEntries(trx: Transaction<DB>, store: Pick<Store, 'kind
     if (input.platformId !== platformId) throw new LedgerError('INVALID_POSTING', 'postEntries takes the entries of one platform');
     return normalise(input);
   });
-  const ids = [...new Set(all.flatMap((ps) => ps.map((p) => p.accountId)))].sort();
-  const rows = await lockBalanceRows(trx, platformId, ids, store.kind === 'postgres');
-  const byId = new Map(rows.map((r) => [r.account_id, r]));
+  // The keys first, before the balance rows are locked (the lock is held to the commit): a
+  // key can only be taken by an entry this one would replay, which the caller rules out; two
+  // such entries at once meet the keys' unique index instead.
   const keys = inputs.map((i) => i.idempotencyKey).filter((k): k is string => k !== undefined);
   if (new Set(keys).size !== keys.length || (await entriesWithIdempotencyKeys(trx, platformId, keys)).length > 0) {
     throw new LedgerError('INVALID_POSTING', 'An idempotency key of the batch names an entry already (post it alone)');
   }
+  const ids = [...new Set(all.flatMap((ps) => ps.map((p) => p.accountId)))].sort();
+  const rows = await lockBalanceRows(trx, platformId, ids, store.kind === 'postgres');
+  const byId = new Map(rows.map((r) => [r.account_id, r]));
   // The running balances, entry after entry, with the same checks as postEntry.
   const current = new Map<string, Record<Bucket, number>>(rows.map((r) => [r.account_id, { available: Number(r.available), pending: Number(r.pending), held: Number(r.held) }]));
   const entriesPerAccount = new Map<string, number>();

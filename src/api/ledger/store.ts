@@ -85,6 +85,44 @@ const updateBalance = prepared<{ available: number; pending: number; held: numbe
     .where('version', '=', p('version')),
 );
 
+/** The largest balance a bucket may reach (Number.MAX_SAFE_INTEGER): the same bound as postEntry's check. */
+const SAFE = Number.MAX_SAFE_INTEGER;
+const moveBalance = prepared<{ platformId: string; accountId: string; currency: string; available: number; pending: number; held: number; at: string }, Pick<BalanceRow, 'available' | 'pending' | 'held'>>((db, p) => {
+  const delta = (name: 'available' | 'pending' | 'held') => sql<number>`cast(${p(name)} as bigint)`;
+  const after = (name: 'available' | 'pending' | 'held') => sql<number>`${sql.ref(name)} + ${delta(name)}`;
+  // Refused (no row) when a bucket it lowers would go below zero on an account that may not,
+  // or any bucket would leave the safe integer range: postEntry's checks, in the statement.
+  const allowed = (name: 'available' | 'pending' | 'held') => sql<boolean>`(${after(name)} >= 0 or ${delta(name)} >= 0)`;
+  const safe = (name: 'available' | 'pending' | 'held') => sql<boolean>`${after(name)} between ${-SAFE} and ${SAFE}`;
+  return db
+    .updateTable('ledger_balances')
+    .set({ available: after('available'), pending: after('pending'), held: after('held'), updated_at: p('at'), version: sql<number>`version + 1` })
+    .where('platform_id', '=', p('platformId'))
+    .where('account_id', '=', p('accountId'))
+    .where('currency', '=', p('currency'))
+    .where(sql<boolean>`(allow_negative = 1 or (${allowed('available')} and ${allowed('pending')} and ${allowed('held')}))`)
+    .where(sql<boolean>`${safe('available')} and ${safe('pending')} and ${safe('held')}`)
+    .returning(['available', 'pending', 'held']);
+});
+
+/**
+ * Move one balance row of the platform by `delta` in one statement: its new values, or
+ * undefined when it was not moved (no such row of the platform in that currency, or a check
+ * of postEntry refuses it). The row is locked from here to the commit, and nothing is written
+ * when it is refused.
+ */
+export async function moveBalanceRow(
+  trx: Transaction<DB>,
+  platformId: string,
+  accountId: string,
+  currency: string,
+  delta: { available: number; pending: number; held: number },
+  at: string,
+): Promise<{ available: number; pending: number; held: number } | undefined> {
+  const row = await moveBalance.first(trx, { platformId, accountId, currency, ...delta, at });
+  return row && { available: Number(row.available), pending: Number(row.pending), held: Number(row.held) };
+}
+
 const insertEntryRow = preparedInsert('ledger_entries');
 const insertPostingRows = preparedInsert('ledger_postings');
 const entryByIdempotencyKey = prepared<{ platformId: string; key: string }, EntryRow>((db, p) =>

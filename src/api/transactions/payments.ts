@@ -750,7 +750,23 @@ export async function settleBatch(deps: PaymentDeps, ctx: BatchJobContext): Prom
   if (settling.length === 0) return 0;
   const now: Now = { ms: nowMs, at: iso(nowMs) };
 
-  // The CAPTURE of each (capture() for each payment).
+  // The transactions (and their quotes) COMPLETED.
+  const infos = await findAccountInfosEvenDeleted(trx, settling.map((s) => legsAccountOf(s.row)).filter((id): id is string => id !== undefined));
+  const base = { status: 'COMPLETED', settled_at: now.at, pending_reason: null, updated_at: now.at } satisfies Partial<TransactionRow>;
+  const plain: string[] = [];
+  const done: TransactionRow[] = [];
+  for (const { row } of settling) {
+    const account = legsAccountOf(row);
+    const legs = legsOf(row, account === undefined ? undefined : infos.get(account));
+    if (Object.keys(legs).length === 0) plain.push(row.id);
+    else await updateTransaction(trx, platformId, row.id, { ...base, ...legs });
+    done.push({ ...row, ...base, ...legs });
+  }
+  await updateTransactions(trx, platformId, plain, base);
+  await moveQuotesStatus(trx, platformId, done.flatMap((r) => (r.quote_id ? [r.quote_id] : [])), 'COMPLETED', now.at);
+
+  // The CAPTURE of each (capture() for each payment), after the rows above: on PostgreSQL the
+  // payer's balance row is locked from here to the commit, and requests paying from it wait.
   const worlds = await ensureWorldAccounts(trx, platformId, settling.map((s) => ({ currency: s.row.sent_currency, spread: s.row.id })), now.at);
   const feeAccounts = new Map<string, string>();
   for (const { row } of settling) {
@@ -776,21 +792,6 @@ export async function settleBatch(deps: PaymentDeps, ctx: BatchJobContext): Prom
     };
   });
   const posted = await postEntries(trx, deps.store, platformId, inputs);
-
-  // The transactions (and their quotes) COMPLETED.
-  const infos = await findAccountInfosEvenDeleted(trx, settling.map((s) => legsAccountOf(s.row)).filter((id): id is string => id !== undefined));
-  const base = { status: 'COMPLETED', settled_at: now.at, pending_reason: null, updated_at: now.at } satisfies Partial<TransactionRow>;
-  const plain: string[] = [];
-  const done: TransactionRow[] = [];
-  for (const { row } of settling) {
-    const account = legsAccountOf(row);
-    const legs = legsOf(row, account === undefined ? undefined : infos.get(account));
-    if (Object.keys(legs).length === 0) plain.push(row.id);
-    else await updateTransaction(trx, platformId, row.id, { ...base, ...legs });
-    done.push({ ...row, ...base, ...legs });
-  }
-  await updateTransactions(trx, platformId, plain, base);
-  await moveQuotesStatus(trx, platformId, done.flatMap((r) => (r.quote_id ? [r.quote_id] : [])), 'COMPLETED', now.at);
 
   // Each payment's events in settle's order, payment after payment, written together (one
   // insert of the events, one of their deliveries); then its next step.
