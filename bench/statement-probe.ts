@@ -5,14 +5,27 @@ import pg from 'pg';
 // better-sqlite3 statement and each node-postgres `query`. Used by bench/statements.ts (the
 // statements per flow) and by tests that count one kind of statement (the job worker's
 // claims: test/areas/settlement-wakeups.test.ts). Installed once, on the first listener.
+// `onSqliteStatementTime` also times each SQLite run (bench/statements.ts TIME=1).
 
 type Listener = (text: unknown) => void;
+type TimedListener = (text: unknown, ns: number) => void;
 const listeners: Listener[] = [];
+const timed: TimedListener[] = [];
 
 /** Call `listener` with the SQL text of every statement sent from now on. */
 export function onStatement(listener: Listener): void {
-  if (listeners.length === 0) install();
+  if (listeners.length === 0 && timed.length === 0) install();
   listeners.push(listener);
+}
+
+/**
+ * Call `listener` with the SQL text of every SQLite statement run from now on and the
+ * nanoseconds its run took (better-sqlite3 runs synchronously, so that is the statement's
+ * time on this thread; node-postgres's queries are not timed).
+ */
+export function onSqliteStatementTime(listener: TimedListener): void {
+  if (listeners.length === 0 && timed.length === 0) install();
+  timed.push(listener);
 }
 
 function seen(text: unknown): void {
@@ -28,7 +41,14 @@ function install(): void {
     const orig = Statement[m]!;
     Statement[m] = function (this: { source?: string }, ...args: unknown[]) {
       seen(this.source);
-      return orig.apply(this, args);
+      if (timed.length === 0) return orig.apply(this, args);
+      const start = process.hrtime.bigint();
+      try {
+        return orig.apply(this, args);
+      } finally {
+        const ns = Number(process.hrtime.bigint() - start);
+        for (const l of timed) l(this.source, ns);
+      }
     };
   }
   const query = pg.Client.prototype.query;

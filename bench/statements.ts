@@ -15,8 +15,9 @@
 //               vacuum runs in between), of each index, and of its TOAST table with its
 //               index; differences in whole 8 KB pages, so use FLOWS=200 or more there.
 //   TRACE=1 npx tsx bench/statements.ts               # also print the SQL of one payment flow, in order
+//   TIME=1 FLOWS=1000 npx tsx bench/statements.ts      # also the SQLite time of each statement per payment flow
 import { sql } from 'kysely';
-import { onStatement } from './statement-probe.js';
+import { onSqliteStatementTime, onStatement } from './statement-probe.js';
 import { makeApp, sleep } from '../test/helpers.js';
 import { fund, newCustomer, quoteRequest, usdExternal } from '../test/money-helpers.js';
 
@@ -42,6 +43,18 @@ function note(text: unknown): void {
 }
 // Every statement, at the drivers (better-sqlite3's runs, node-postgres's queries).
 onStatement(note);
+/** TIME=1 (SQLite): nanoseconds and runs per statement text, while `timing` is set. */
+let timing: Map<string, { ns: number; runs: number }> | null = null;
+if (process.env.TIME) {
+  onSqliteStatementTime((text, ns) => {
+    if (!timing) return;
+    const k = String(text).replace(/\s+/g, ' ').slice(0, 72);
+    const e = timing.get(k) ?? { ns: 0, runs: 0 };
+    e.ns += ns;
+    e.runs += 1;
+    timing.set(k, e);
+  });
+}
 
 async function per(label: string, n: number, fn: (i: number) => Promise<unknown>, track?: Map<string, number>): Promise<void> {
   await fn(-1); // warm: prepared statements, caches
@@ -95,16 +108,22 @@ if (process.env.TRACE) {
   tracing = false;
 }
 const byTableRequest = new Map<string, number>();
+const timeRequest = new Map<string, { ns: number; runs: number }>();
+timing = timeRequest;
 await per(`POST /quotes immediatelyExecute (payment flow)`, FLOWS, async () => ok(await t.call('POST', '/quotes', quoteRequest(usd, dest, 1_000, { immediatelyExecute: true }))), byTableRequest);
 byTable = null;
+timing = null;
 {
   // The flows' later steps (settlement jobs), per flow: FLOWS + 1 flows above (one warm-up).
   const flows = FLOWS + 1 + (process.env.TRACE ? 2 : 0);
   const byTableSettle = new Map<string, number>();
   byTable = byTableSettle;
+  const timeSettle = new Map<string, { ns: number; runs: number }>();
+  timing = timeSettle;
   const before = count;
   ok(await t.call('POST', '/sandbox/clock/advance', { seconds: 7 * 86_400 }));
   byTable = null;
+  timing = null;
   console.log(`${'  + its settlement jobs (clock advance)'.padEnd(44)} ${((count - before) / flows).toFixed(1)} statements/flow`);
   const events = await t.store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
   const deliveries = await t.store.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
@@ -141,6 +160,22 @@ byTable = null;
   rows.push(['total', '', n0(total)]);
   printTable(['table', 'rows / index', 'bytes/flow'], rows);
   console.log('');
+
+  if (process.env.TIME && !PG) {
+    // The request's statements (the warm-up's excluded) and the settlement's, per flow.
+    // In process and one request at a time: no group commit, so every request commits alone.
+    const parts = [
+      ...[...timeRequest].map(([k, e]) => ({ k, where: 'request', ns: e.ns / FLOWS, runs: e.runs / FLOWS })),
+      ...[...timeSettle].map(([k, e]) => ({ k, where: 'settlement', ns: e.ns / flows, runs: e.runs / flows })),
+    ].sort((a, b) => b.ns - a.ns);
+    const all = parts.reduce((a, p) => a + p.ns, 0);
+    console.log(`SQLite time per payment flow by statement (TIME=1; ${FLOWS} flows, each request committed alone): ${(all / 1000).toFixed(0)} µs`);
+    printTable(
+      ['statement', 'part', 'µs/flow', 'runs/flow', 'µs/run'],
+      parts.filter((p) => p.ns >= 500).map((p) => [p.k, p.where, (p.ns / 1000).toFixed(1), p.runs.toFixed(2), (p.ns / p.runs / 1000).toFixed(1)]),
+    );
+    console.log('');
+  }
 }
 await t.close();
 
