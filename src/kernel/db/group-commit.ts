@@ -1,5 +1,5 @@
 import { forgetRowShapes, type RawCapableStatement, readRows } from './row-shape.js';
-import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, type SqliteDatabase, SelectQueryNode } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type SqliteDatabase, SelectQueryNode } from 'kysely';
 
 // Group commit for the SQLite store.
 //
@@ -324,6 +324,23 @@ export class GroupCommitDriver implements Driver {
   }
 }
 
+/**
+ * Kysely's SQLite adapter, but with DDL in transactions: Kysely's migrator then runs a whole
+ * migration run in one database transaction, which this store opens with `begin immediate`
+ * (the file's write lock). Its SQLite adapter has no lock of its own (it takes the one
+ * connection for enough), so two processes starting together on one file both applied the
+ * pending migrations, interleaved: all but one failed to start ("table … already exists",
+ * "no such column"), and a schema could be left half made. In one transaction the second
+ * process waits for the first's commit, then finds every migration recorded and applies
+ * none; a migration that fails leaves nothing of the run behind. SQLite runs every
+ * statement the migrations use inside a transaction (none is a `pragma` or `vacuum`).
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 /** Kysely's SQLite dialect with the group-commit driver. */
 export class GroupCommitSqliteDialect extends SqliteDialect {
   constructor(
@@ -337,6 +354,10 @@ export class GroupCommitSqliteDialect extends SqliteDialect {
 
   /** The driver Kysely made (it makes one, when the Kysely instance is constructed). */
   driver: GroupCommitDriver | undefined;
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
 
   override createDriver(): Driver {
     this.driver = new GroupCommitDriver(this.database, this.inTransaction, this.onLost, this.mayDefer);

@@ -3,9 +3,12 @@ import type { Store } from './connect.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 // One set of migrations for both stores, applied at start: one file per migration in
-// migrations/ (NNNN_purpose.ts), listed by migrations/index.ts. Kysely's migrator takes a
-// lock (an advisory lock on PostgreSQL) so two processes starting together apply each
-// migration once; applied migrations are recorded and skipped next time.
+// migrations/ (NNNN_purpose.ts), listed by migrations/index.ts. A run is one database
+// transaction on both stores, under a lock, so two processes starting together apply each
+// migration once: on PostgreSQL Kysely's advisory lock; on SQLite the file's write lock,
+// which the run's transaction takes (`begin immediate`; the SQLite dialect's adapter runs DDL
+// in transactions, `db/group-commit.ts`). A process that waits longer than busy_timeout for
+// another's run tries again (below). Applied migrations are recorded and skipped next time.
 
 export { VOLUME_STATUSES_NOT_COUNTED } from './migrations/0009_transaction_volumes.js';
 export { RECEIVER_NOT_DESTINATION } from './migrations/0030_receiver_index_partial.js';
@@ -36,6 +39,11 @@ export async function migrate(store: Store): Promise<string[]> {
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     // Before any migration ran (no result yet): the failure came from the migrator's look at the catalogue.
     const beforeAny = !results || results.length === 0;
+    if (attempt < SQLITE_BUSY_RETRIES && store.kind === 'sqlite' && isBusy(error)) {
+      // Another process's run held the file's write lock past busy_timeout (a long data
+      // migration): nothing of this run was written; it starts again and waits once more.
+      continue;
+    }
     if (attempt < OTHER_SCHEMA_RETRIES && schema && isOtherSchemaGone(error, schema, beforeAny)) {
       // A short, growing pause: the other process's drop is over in moments.
       await new Promise<void>((r) => setTimeout(r, Math.min(200, 10 * attempt) + Math.floor(Math.random() * 20)));
@@ -43,6 +51,14 @@ export async function migrate(store: Store): Promise<string[]> {
     }
     throw error instanceof Error ? error : new Error(String(error));
   }
+}
+
+/** How many times a SQLite migration run starts again after waiting busy_timeout (5 s each) for another process's. */
+const SQLITE_BUSY_RETRIES = 60;
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT';
 }
 
 /** How many times a migration run starts again after another schema vanished under it. */

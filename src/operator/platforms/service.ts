@@ -86,7 +86,9 @@ export interface CreatedPlatform {
 export async function createPlatform(db: Kysely<DB>, clock: Clock, sealer: Sealer, input: NewPlatformInput): Promise<CreatedPlatform> {
   const at = iso(clock.nowMs());
   const id = newId('Platform');
-  return db.transaction().execute(async (trx) => {
+  // In the caller's transaction when there is one (the default platform's bootstrap on SQLite).
+  const inOne = <T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> => (db.isTransaction ? fn(db) : db.transaction().execute(fn));
+  return inOne(async (trx) => {
     const row: PlatformRow = {
       id,
       name: input.name,
@@ -160,20 +162,21 @@ export interface BootstrapResult {
  * without them, a pair is generated on first start only.
  */
 export async function ensureDefaultPlatform(store: Store, clock: Clock, sealer: Sealer, env: { tokenId?: string | undefined; clientSecret?: string | undefined }): Promise<BootstrapResult> {
-  const db = store.db;
-  const lock = async <T>(fn: () => Promise<T>): Promise<T> => {
-    if (store.kind !== 'postgres') return fn();
-    // Serialise the bootstrap across processes starting together.
-    return db.connection().execute(async (conn) => {
+  // Serialise the bootstrap across processes starting together on one database: on
+  // PostgreSQL an advisory lock; on SQLite one transaction, which takes the file's write lock
+  // (`begin immediate`) before it reads, so a second process finds what the first made.
+  const lock = async <T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> => {
+    if (store.kind !== 'postgres') return store.db.transaction().execute((trx) => fn(trx));
+    return store.db.connection().execute(async (conn) => {
       await sql`select pg_advisory_lock(7245001)`.execute(conn);
       try {
-        return await fn();
+        return await fn(store.db);
       } finally {
         await sql`select pg_advisory_unlock(7245001)`.execute(conn);
       }
     });
   };
-  return lock(async () => {
+  return lock(async (db) => {
     const at = iso(clock.nowMs());
     const existing = await findDefaultPlatform(db);
     const wanted = env.tokenId && env.clientSecret ? { clientId: env.tokenId, clientSecret: env.clientSecret } : undefined;

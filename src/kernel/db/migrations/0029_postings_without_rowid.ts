@@ -1,16 +1,16 @@
 import { sql } from 'kysely';
-import { type AnyDb, storeKind } from './support.js';
+import { type AnyDb, inOneTransaction, storeKind } from './support.js';
 
 // Issue 15: bytes per payment flow. On SQLite, ledger_postings becomes a WITHOUT ROWID
 // table keyed by its primary key (entry_id, line): the rows live in that key's b-tree, so
 // the separate index SQLite kept for the key (about 56 bytes a posting, four postings a
 // payment flow) is gone. Same columns, constraints and secondary index; nothing references
-// the table, so it is rebuilt under its name in one transaction (a crash leaves the old
+// the table, so it is rebuilt under its name in one transaction (the run's; a crash leaves the old
 // table or the new one, never neither). PostgreSQL tables have no rowid: nothing to do.
 export async function up(db: AnyDb): Promise<void> {
   const kind = storeKind(db);
   if (kind !== 'sqlite') return;
-  await db.transaction().execute(async (trx) => {
+  await inOneTransaction(db, async (trx) => {
     await sql`create table ledger_postings_v2 (
       entry_id text not null references ledger_entries (id) on delete cascade,
       line integer not null,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type AnyDb, storeKind } from './support.js';
+import { type AnyDb, inOneTransaction, storeKind } from './support.js';
 
 // Issue 15: bytes per payment flow. A posting repeated two columns of its entry: the
 // platform id (45 characters) and the time. Nothing reads them from the posting (views
@@ -12,7 +12,7 @@ export async function up(db: AnyDb): Promise<void> {
     await sql`alter table ledger_postings drop column platform_id, drop column created_at`.execute(db);
     return;
   }
-  await db.transaction().execute(async (trx) => {
+  await inOneTransaction(db, async (trx) => {
     await sql`create table ledger_postings_v3 (
       entry_id text not null references ledger_entries (id) on delete cascade,
       line integer not null,

@@ -15,3 +15,12 @@ export function storeKind(db: AnyDb): StoreKind {
   if (adapter instanceof SqliteAdapter) return 'sqlite';
   throw new Error(`migrations: unknown database adapter ${adapter.constructor.name}`);
 }
+
+/**
+ * Runs `fn` in one database transaction: the migration run's own when there is one (both
+ * stores run every migration of a run in one transaction, the migrator's), else a new one.
+ */
+export async function inOneTransaction(db: AnyDb, fn: (trx: AnyDb) => Promise<void>): Promise<void> {
+  if (db.isTransaction) return fn(db);
+  await db.transaction().execute(fn);
+}
