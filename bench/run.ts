@@ -93,7 +93,8 @@ const USAGE = `Usage: npm run bench -- [options]
 
   --store sqlite|postgres   Store (default sqlite: a file in a temp dir; postgres: a fresh
                             database, or schema, in DATABASE_URL, default ${DEFAULT_PG_URL})
-  --processes <n>           Server processes behind node:cluster (default 1; >1 needs postgres)
+  --processes <n>           Server processes behind node:cluster (default 1; >1 defaults the
+                            store to postgres; with --store sqlite all share one file)
   --duration <s>            Seconds per scenario (default 10)
   --connections <n>         Concurrent connections (default 32)
   --scenarios <list>        Comma list of ${SCENARIOS.join(', ')} (default all)
@@ -179,7 +180,6 @@ function parseOptions(argv: string[]): BenchOptions | undefined {
   const processes = num('processes', values.processes, 1, true);
   const store = values.store ?? (processes > 1 ? 'postgres' : 'sqlite');
   if (store !== 'sqlite' && store !== 'postgres') throw new UsageError(`--store must be sqlite or postgres, got "${store}"`);
-  if (processes > 1 && store === 'sqlite') throw new UsageError('--processes > 1 needs --store postgres (SQLite serves one process per database file)');
   const scenarios = values.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = scenarios.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
   if (unknown.length > 0 || scenarios.length === 0) throw new UsageError(`--scenarios takes a comma list of ${SCENARIOS.join(', ')}; got "${values.scenarios}"`);
