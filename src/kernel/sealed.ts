@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from './db/schema.js';
@@ -152,10 +152,27 @@ export interface LoadedSealer {
  * bytes in base64url; two processes starting together both end up reading the one written.
  */
 function dataDirectorySecret(file: string): string {
+  // Written whole under another name, then linked to its own: the link appears complete or
+  // not at all, and fails if the file exists. (Created in place with `wx`, a process starting
+  // at the same moment as the first could read the file between its creation and its write,
+  // empty, and stop.)
+  const secret = `${randomBytes(32).toString('base64url')}\n`;
+  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
+    writeFileSync(draft, secret, { flag: 'wx', mode: 0o600 });
+    linkSync(draft, file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST') {
+      // A file system without hard links (EPERM, ENOTSUP, …): created in place, as before.
+      try {
+        writeFileSync(file, secret, { flag: 'wx', mode: 0o600 });
+      } catch (err2) {
+        if ((err2 as NodeJS.ErrnoException).code !== 'EEXIST') throw err2;
+      }
+    }
+  } finally {
+    rmSync(draft, { force: true });
   }
   // Tighten a file an operator copied in with looser permissions (owner read/write only).
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);

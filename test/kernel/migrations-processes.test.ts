@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -89,6 +89,8 @@ describe.skipIf(!ON_SQLITE)('migrations when several processes start on one SQLi
     const seen = await fetch(`${procs[3]!.base}${V}/customers/${encodeURIComponent(id)}`, { headers: { authorization: AUTH } });
     expect(seen.status).toBe(200);
 
+    // One server secret beside the file (written whole, then linked: no draft left behind).
+    expect(readdirSync(dir).filter((f) => f.startsWith('payments-secret.key'))).toEqual(['payments-secret.key']);
     const db = new Database(file, { readonly: true });
     try {
       expect((db.prepare('select count(*) as n from platforms').get() as { n: number }).n).toBe(1);
