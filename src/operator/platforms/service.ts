@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Permission } from '../../kernel/auth.js';
 import { iso, type Clock } from '../../kernel/clock.js';
 import type { Store } from '../../kernel/db/connect.js';
+import { inOneTransaction } from '../../kernel/db/in-one-transaction.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { apiError, type FieldError } from '../../kernel/errors.js';
 import { checkSchema } from '../../kernel/validation.js';
@@ -87,8 +88,7 @@ export async function createPlatform(db: Kysely<DB>, clock: Clock, sealer: Seale
   const at = iso(clock.nowMs());
   const id = newId('Platform');
   // In the caller's transaction when there is one (the default platform's bootstrap on SQLite).
-  const inOne = <T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> => (db.isTransaction ? fn(db) : db.transaction().execute(fn));
-  return inOne(async (trx) => {
+  return inOneTransaction(db, async (trx) => {
     const row: PlatformRow = {
       id,
       name: input.name,

@@ -1,6 +1,9 @@
 import { type Kysely, PostgresAdapter, SqliteAdapter } from 'kysely';
 import type { StoreKind } from '../connect.js';
 
+/** Both stores run every migration of a run in one transaction (the migrator's): a migration that needs one takes it. */
+export { inOneTransaction } from '../in-one-transaction.js';
+
 // What the migration files share. A migration file is what Kysely's FileMigrationProvider
 // loads: a module named `NNNN_purpose.ts` exporting `up(db)`. Kysely hands `up` only the
 // database (or the migration's transaction), so a migration that differs between the
@@ -16,11 +19,3 @@ export function storeKind(db: AnyDb): StoreKind {
   throw new Error(`migrations: unknown database adapter ${adapter.constructor.name}`);
 }
 
-/**
- * Runs `fn` in one database transaction: the migration run's own when there is one (both
- * stores run every migration of a run in one transaction, the migrator's), else a new one.
- */
-export async function inOneTransaction(db: AnyDb, fn: (trx: AnyDb) => Promise<void>): Promise<void> {
-  if (db.isTransaction) return fn(db);
-  await db.transaction().execute(fn);
-}
