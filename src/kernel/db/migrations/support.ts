@@ -18,4 +18,3 @@ export function storeKind(db: AnyDb): StoreKind {
   if (adapter instanceof SqliteAdapter) return 'sqlite';
   throw new Error(`migrations: unknown database adapter ${adapter.constructor.name}`);
 }
-
