@@ -7,11 +7,14 @@
 // their indexes, one prepared single-row insert each, in one transaction per table: a
 // measure of encoding and indexing the values, not of the service's statements):
 //
+//   kept file    the source file itself, as the bench left it
 //   as is        the values unchanged (the copy packs pages as fresh inserts do)
 //   ids 17 B     every `<Type>:<uuid>` value as 17 bytes: a type byte and the uuid's 16
 //   + platform   also the platform's id as a small integer key
-//   16 B, times  ids as the uuid's 16 bytes (the column names the type), the platform as a
-//                small integer, and ISO timestamps as integer milliseconds
+//   16 B, times  ids as the uuid's 16 bytes (the column names the type; a column holding
+//                ids of several types, as events.resource_id, would need its type byte back:
+//                a few bytes a flow), the platform as a small integer, and ISO timestamps as
+//                integer milliseconds
 //
 //   npx tsx bench/binary-ids-bytes.ts /tmp/payments-bench-XXXX/payments.sqlite
 //
@@ -23,7 +26,7 @@ import Database from 'better-sqlite3';
 type Database = InstanceType<typeof Database>;
 interface Mode {
   label: string;
-  ids?: 'text' | 'typed17' | 'raw16';
+  ids: 'text' | 'typed17' | 'raw16';
   platformKey?: boolean;
   times?: boolean;
 }
