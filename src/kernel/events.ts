@@ -84,6 +84,12 @@ export async function emitEventsTogether<T>(trx: Transaction<DB>, fn: () => Prom
     together.delete(trx);
   }
   if (rows.length === 0) return out;
+  const platforms = [...new Set(rows.map((r) => r.platform_id))];
+  // The platforms with a webhook endpoint, whose deliveries need the events' seqs. Without
+  // one, the insert asks for nothing back, so on PostgreSQL it can wait for the commit and
+  // go with it in one round trip (connect.ts, DEFERRED_INSERTS).
+  const delivering: string[] = [];
+  for (const platformId of platforms) if (await platformHasEndpoint(trx, platformId)) delivering.push(platformId);
   const seqs = new Map<string, number>();
   for (let i = 0; i < rows.length; ) {
     const n = Math.min(EVENTS_PER_INSERT, rows.length - i);
@@ -93,13 +99,12 @@ export async function emitEventsTogether<T>(trx: Transaction<DB>, fn: () => Prom
     chunk.forEach((r, j) => {
       for (const k of EVENT_COLUMNS) params[`${j}:${k}`] = r[k];
     });
-    for (const r of await insertEvents(n)!.all(trx, params)) seqs.set(r.id, Number(r.seq));
+    if (delivering.length === 0) await insertEventsQuietly(n)!.execute(trx, params);
+    else for (const r of await insertEvents(n)!.all(trx, params)) seqs.set(r.id, Number(r.seq));
   }
-  if (seqs.size !== rows.length) throw new Error('insert into events returned no seq');
-  const platforms = [...new Set(rows.map((r) => r.platform_id))];
+  if (delivering.length > 0 && seqs.size !== rows.length) throw new Error('insert into events returned no seq');
   let delivered = false;
-  for (const platformId of platforms) {
-    if (!(await platformHasEndpoint(trx, platformId))) continue;
+  for (const platformId of delivering) {
     delivered = true;
     const mine = rows.filter((r) => r.platform_id === platformId);
     for (let i = 0; i < mine.length; ) {
@@ -188,25 +193,23 @@ const insertEvent = prepared<{ id: string; platform_id: string; type: string; re
 const EVENT_COLUMNS = ['id', 'platform_id', 'type', 'resource_id', 'body', 'created_at'] as const;
 /** Rows per multi-row insert of events at most (one prepared statement per number of rows up to it). */
 const EVENTS_PER_INSERT = 32;
+const eventRows = (p: (name: string) => unknown, n: number) =>
+  Array.from({ length: n }, (_, j) => ({
+    id: p(`${j}:id`) as string,
+    platform_id: p(`${j}:platform_id`) as string,
+    type: p(`${j}:type`) as string,
+    resource_id: p(`${j}:resource_id`) as string,
+    payload: '',
+    body: p(`${j}:body`) as Buffer,
+    created_at: p(`${j}:created_at`) as string,
+  }));
 const insertEvents = preparedByShape<number, Record<string, unknown>, { id: string; seq: number }>(
   (n) => String(n),
-  (db, p, n) =>
-    db
-      .insertInto('events')
-      .values(
-        Array.from({ length: n }, (_, j) => ({
-          id: p(`${j}:id`) as string,
-          platform_id: p(`${j}:platform_id`) as string,
-          type: p(`${j}:type`) as string,
-          resource_id: p(`${j}:resource_id`) as string,
-          payload: '',
-          body: p(`${j}:body`) as Buffer,
-          created_at: p(`${j}:created_at`) as string,
-        })),
-      )
-      .returning(['id', 'seq']),
+  (db, p, n) => db.insertInto('events').values(eventRows(p, n)).returning(['id', 'seq']),
   EVENTS_PER_INSERT,
 );
+/** The same insert answering only its row count (no endpoint to deliver to). */
+const insertEventsQuietly = preparedByShape<number, Record<string, unknown>>((n) => String(n), (db, p, n) => db.insertInto('events').values(eventRows(p, n)), EVENTS_PER_INSERT);
 
 type NewDelivery = Pick<WebhookDeliveriesTable, 'id' | 'platform_id' | 'event_id' | 'event_seq' | 'type' | 'resource_id' | 'status' | 'next_attempt_ms' | 'created_at'>;
 

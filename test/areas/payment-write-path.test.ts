@@ -53,6 +53,8 @@ describe(`a payment's write path (${STORE})`, () => {
     // statement after them (connect.ts DEFERRED_INSERTS). 20 on SQLite (21 on PostgreSQL)
     // before issue 35, then 15 (16), 13 (8 round trips), 11 (6), now 10 (5): the hold moves
     // the payer's balance row in one statement, its checks included (ledger postOnOneAccount).
+    // PostgreSQL's 5 go in 3 round trips: `begin` with the first, and the held inserts with
+    // the `commit` (kernel/db/pg-pipeline.ts).
     expect(runs.map((r) => r.statements)).toEqual(Array(3).fill(STORE === 'postgres' ? PG_STATEMENTS : 10));
   });
 });

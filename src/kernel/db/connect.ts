@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, type PostgresPoolClient, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import type pgTypes from 'pg';
 import { PgChangeWatch } from './pg-change-watch.js';
+import { pipelinedQueryClass, preparedOn, type PipelineStep } from './pg-pipeline.js';
 import { PriorityPool } from './priority-pool.js';
 import { GroupCommitSqliteDialect } from './group-commit.js';
 import { type Checkpointer, startCheckpointer, WAL_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
@@ -153,6 +154,8 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
 
   // Loaded only for PostgreSQL: a SQLite server starts without it.
   const pg = ((await import('pg')) as unknown as { default: typeof pgTypes }).default;
+  const pgUtils = (await import('pg/lib/utils.js' as string)) as { default?: { prepareValue: (v: unknown) => unknown }; prepareValue?: (v: unknown) => unknown };
+  const PipelinedQuery = pipelinedQueryClass(pg, (pgUtils.prepareValue ?? pgUtils.default!.prepareValue));
   const int8 = 20;
   const numeric = 1700;
   const poolSize = opts.poolSize ?? 10;
@@ -212,6 +215,8 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     });
     // Inserts held back to ride on the transaction's next statement (issue 35, DEFERRED_INSERTS).
     let pending: Deferred[] = [];
+    // The transaction's `begin`, answered at once and written with its first statement (pg-pipeline.ts).
+    let pendingBegin: PipelineStep | null = null;
     /** One statement to the server (a round trip): counted, named when it has parameters. */
     const send = (args: unknown[]): Promise<unknown> => {
       counted.n += 1;
@@ -231,6 +236,31 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       if (statementTimeoutMs > 0) run = unansweredDrops(client, run, statementTimeoutMs + PG_STATEMENT_GRACE_MS);
       return run;
     };
+    /**
+     * Steps written together, answered with the last one's answer (pg-pipeline.ts); one by one
+     * when a step's prepared statement is not on this connection yet.
+     */
+    const pipeline = (steps: PipelineStep[]): Promise<unknown> => {
+      if (steps.length === 1) return send([steps[0]!.text, steps[0]!.values]);
+      for (const st of steps) if (st.values.length > 0) st.name = names.nameOf(st.text);
+      if (!preparedOn(client, steps)) {
+        return (async () => {
+          let r: unknown;
+          for (const st of steps) r = await send([st.text, st.values]);
+          return r;
+        })();
+      }
+      counted.n += steps.length;
+      let run = new Promise<unknown>((resolve, reject) => {
+        query(new PipelinedQuery(steps, (err, res) => (err ? reject(err) : resolve(res))));
+      }).catch((err: unknown) => {
+        if (isStalePlan(err)) names.renew();
+        throw err;
+      });
+      if (statementTimeoutMs > 0) run = unansweredDrops(client, run, statementTimeoutMs + PG_STATEMENT_GRACE_MS);
+      return run;
+    };
+    const stepOf = (d: { text: string; values: readonly unknown[] }): PipelineStep => ({ text: d.text, values: d.values });
     const noteWrite = (target: string) => {
       localWrites.count(target);
       changes.count(target);
@@ -242,11 +272,16 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const first = args[0] as string | { text?: unknown } | undefined;
       const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : undefined;
+      const values = args.length === 2 && Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined;
       if (text !== undefined && TRANSACTION_BEGIN.test(text)) {
         inTransaction = true;
         pending = [];
+        if (typeof first === 'string' && args.length <= 2 && (values === undefined || values.length === 0)) {
+          // Answered now, written with the transaction's first statement.
+          pendingBegin = { text: first, values: [] };
+          return Promise.resolve({ command: 'BEGIN', rowCount: null, rows: [], fields: [] });
+        }
       }
-      const values = args.length === 2 && Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined;
       if (inTransaction && typeof first === 'string' && values !== undefined) {
         // An insert of DEFERRED_INSERTS: answered at once (its row count), sent with the next statement.
         const deferred = deferredInsertOf(first, values);
@@ -265,20 +300,38 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       }
       let run: Promise<unknown>;
       let merged: string | null;
-      if (pending.length === 0) run = send(args);
-      else {
-        const held = pending;
-        pending = [];
-        if (text !== undefined && TRANSACTION_ROLLBACK.test(text)) run = send(args); // the held inserts go with the rest
-        else if (typeof first === 'string' && values !== undefined && values.length > 0 && (merged = mergedText(held, first)) !== null) {
-          run = send([merged, mergedValues(held, values)]);
+      const begin = pendingBegin;
+      pendingBegin = null;
+      const held = pending;
+      pending = [];
+      if (begin !== null && held.length === 0 && text !== undefined && TRANSACTION_END.test(text)) {
+        // A transaction that ran no statement: nothing to write or end.
+        run = Promise.resolve({ command: /^\s*(commit|end)\b/i.test(text) ? 'COMMIT' : 'ROLLBACK', rowCount: null, rows: [], fields: [] });
+      } else if (typeof first !== 'string' || args.length > 2 || (args.length === 2 && values === undefined)) {
+        // Not a text with parameters (a query object): everything before it first, in order.
+        run = (async () => {
+          if (begin !== null) await send([begin.text]);
+          for (const d of held) await send([d.text, d.values]);
+          return send(args);
+        })();
+      } else if (held.length > 0 && text !== undefined && TRANSACTION_ROLLBACK.test(text)) {
+        // The held inserts go with the rest; a `begin` still held had nothing after it.
+        run = begin !== null ? Promise.resolve({ command: 'ROLLBACK', rowCount: null, rows: [], fields: [] }) : send(args);
+      } else {
+        const steps: PipelineStep[] = begin !== null ? [begin] : [];
+        if (held.length > 0 && values !== undefined && values.length > 0 && (merged = mergedText(held, first)) !== null) {
+          steps.push({ text: merged, values: mergedValues(held, values) });
         } else {
-          // On their own first, in order (before a savepoint, a commit, or a statement naming their table).
-          run = (async () => {
-            for (const d of held) await send([d.text, d.values]);
-            return send(args);
-          })();
+          // Before a savepoint, a commit, or a statement naming their table: in order, in one
+          // round trip; as one statement when the last can carry the others.
+          const carrier = held[held.length - 1];
+          const rest = held.slice(0, -1);
+          const together = carrier !== undefined && rest.length > 0 ? mergedText(rest, carrier.text) : null;
+          if (together !== null) steps.push({ text: together, values: mergedValues(rest, carrier!.values) });
+          else for (const d of held) steps.push(stepOf(d));
+          steps.push({ text: first, values: values ?? [] });
         }
+        run = pipeline(steps);
       }
       if (target === null && !inTransaction && written.size === 0) return run;
       return run.then(
@@ -352,7 +405,7 @@ const TRANSACTION_ROLLBACK = /^\s*(abort|rollback(?!\s+to\b))\b/i;
  *   it arrives with the carrying statement, and the transaction fails as it would have;
  * - the insert is answered with its row count, which is all their callers read.
  */
-const DEFERRED_INSERTS = new Set(['quotes', 'transactions', 'ledger_entries', 'ledger_postings', 'jobs']);
+const DEFERRED_INSERTS = new Set(['quotes', 'transactions', 'ledger_entries', 'ledger_postings', 'jobs', 'events']);
 const DEFERRABLE = /^insert into "(\w+)" \([^)]*\) values \(/;
 
 interface Deferred {
