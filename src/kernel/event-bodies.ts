@@ -37,6 +37,7 @@ const V1 = 1;
 const V2 = 2;
 const V3 = 3;
 const V4 = 4;
+const V5 = 5;
 
 // Under 4 KB (it must fit the window). Most useful last: DEFLATE finds matches at a shorter distance cheaper.
 const DICTIONARY_V1 = Buffer.from(
@@ -266,9 +267,46 @@ export function textBody(json: string, row: EventRowKeys): Buffer {
 const MARKERS = /[\u0001-\u0003]/;
 const MARKERS_V4 = /[\u0001-\u0005]/;
 
+// Version 5 (issue 35, PostgreSQL's late balance moves, kernel/db/late-move.ts): a body whose
+// few figures the database fills in when it writes the row. The version byte, the length of
+// the inner body (4 bytes, big-endian), the inner body (any version above, packed from the
+// text with each stand-in figure replaced by the byte 0x06 + its index), then the figures in
+// ASCII, separated by commas, as the database appends them (`v.body || convert_to(…)`).
+const LATE_MARK = 0x06;
+
+/**
+ * Version 5's stored form before the database appends the figures: `json` with each of
+ * `standIns` (written by JSON.stringify as a number) replaced by its marker. Undefined when
+ * the text shows none of them, or holds a marker byte raw (no JSON.stringify output does).
+ */
+export function lateTemplate(json: string, row: EventRowKeys, standIns: readonly number[]): Buffer | undefined {
+  if (!standIns.some((v) => json.includes(String(v))) || /[\u0006-\u000f]/.test(json)) return undefined;
+  let text = json;
+  standIns.forEach((v, i) => (text = text.split(String(v)).join(String.fromCharCode(LATE_MARK + i))));
+  const inner = packPayload(text, row);
+  const out = Buffer.allocUnsafe(5 + inner.length);
+  out[0] = V5;
+  out.writeUInt32BE(inner.length, 1);
+  inner.copy(out, 5);
+  return out;
+}
+
+/** Version 5 with its figures appended (what the database writes; tests and SQLite's reads of such rows use it too). */
+export function lateFilled(template: Buffer, figures: readonly number[]): Buffer {
+  return Buffer.concat([template, Buffer.from(figures.join(','), 'utf8')]);
+}
+
 /** The payload's JSON text from its stored form (`row`: the event row it is stored in). */
 export function unpackPayload(body: Uint8Array, row?: EventRowKeys): string {
   let dictionary: Buffer;
+  if (body[0] === V5) {
+    const b = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const n = b.readUInt32BE(1);
+    const figures = b.subarray(5 + n).toString('utf8').split(',');
+    let text = unpackPayload(b.subarray(5, 5 + n), row);
+    figures.forEach((f, i) => (text = text.split(String.fromCharCode(LATE_MARK + i)).join(f)));
+    return text;
+  }
   if (body[0] === V3) {
     if (!row) throw new Error('an event body of version 3 reads only with its row');
     return restore(Buffer.from(body.buffer, body.byteOffset + 1, body.byteLength - 1).toString('utf8'), row);

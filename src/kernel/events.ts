@@ -1,9 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import { literalLimit } from './db/limit.js';
 import type { DB, WebhookDeliveriesTable } from './db/schema.js';
 import { prepared, preparedByShape, preparedInsert } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
-import { packPayload, payloadText, textBody } from './event-bodies.js';
+import { heldStatement } from './db/connect.js';
+import { hasLateMove, LATE_EXPRESSIONS, LATE_VALUES, type LateMove, takeLateMove } from './db/late-move.js';
+import { lateTemplate, packPayload, payloadText, textBody } from './event-bodies.js';
 import { newId } from './ids.js';
 
 // The outbox. A state change and the event it causes are written in the same database
@@ -62,10 +64,17 @@ interface NewEvent {
   resource_id: string;
   body: Buffer;
   created_at: string;
+  /** Its body is version 5's template: the late move's figures are appended as the row is written (db/late-move.ts). */
+  late?: boolean;
 }
 
 /** The events emitted inside emitEventsTogether, per transaction, waiting for its one insert. */
 const together = new WeakMap<object, NewEvent[]>();
+
+/** Whether `trx` is inside emitEventsTogether: its events are written when that ends. */
+export function collectingEvents(trx: Transaction<DB>): boolean {
+  return together.has(trx);
+}
 
 /**
  * Run `fn`, whose emitEvent calls on `trx` are written together when it returns: one
@@ -83,7 +92,8 @@ export async function emitEventsTogether<T>(trx: Transaction<DB>, fn: () => Prom
   } finally {
     together.delete(trx);
   }
-  if (rows.length === 0) return out;
+  const move = takeLateMove(trx);
+  if (rows.length === 0 && move === undefined) return out;
   const platforms = [...new Set(rows.map((r) => r.platform_id))];
   // The platforms with a webhook endpoint, whose deliveries need the events' seqs. Without
   // one, the insert asks for nothing back, so on PostgreSQL it can wait for the commit and
@@ -91,7 +101,18 @@ export async function emitEventsTogether<T>(trx: Transaction<DB>, fn: () => Prom
   const delivering: string[] = [];
   for (const platformId of platforms) if (await platformHasEndpoint(trx, platformId)) delivering.push(platformId);
   const seqs = new Map<string, number>();
-  for (let i = 0; i < rows.length; ) {
+  // A balance move waiting for the commit (db/late-move.ts): written with the events, in one
+  // statement that fills in the figures of the events that show them.
+  const late = move !== undefined && rows.length <= EVENTS_PER_INSERT ? move : undefined;
+  if (move !== undefined && late === undefined) throw new Error('a late balance move with more events than one insert takes');
+  if (late !== undefined) {
+    const text = lateInsertText(late, rows.length, delivering.length > 0);
+    const values: unknown[] = [...late.parameters];
+    rows.forEach((r, j) => values.push(j, r.id, r.platform_id, r.type, r.resource_id, r.body, r.created_at, r.late === true));
+    const result = await trx.executeQuery(CompiledQuery.raw(text, values) as CompiledQuery<{ id: string; seq: number }>);
+    for (const r of result.rows) seqs.set(r.id, Number(r.seq));
+  }
+  for (let i = late !== undefined ? rows.length : 0; i < rows.length; ) {
     const n = Math.min(EVENTS_PER_INSERT, rows.length - i);
     const chunk = rows.slice(i, i + n);
     i += n;
@@ -144,6 +165,42 @@ function deliveryRow(r: NewEvent, seq: number): Record<string, unknown> {
 
 const insertDeliveries = preparedInsert('webhook_deliveries');
 
+/**
+ * PostgreSQL: the late move and the insert of `n` events, in their order (`ord`), as one
+ * statement (db/late-move.ts). The move's returned row fills in the figures of the events
+ * marked late; `payments_one_row` (migration 0041) fails the statement, and so the commit
+ * written after it, when the move changed no row. Without `returning` it is held for the
+ * commit (connect.ts heldStatement); with it (a webhook endpoint's deliveries need the seqs)
+ * it runs at once. Kept per shape: the texts are few.
+ */
+function lateInsertText(move: LateMove, n: number, returning: boolean): string {
+  const key = `${n}:${returning}:${move.sql}`;
+  let text = lateTexts.get(key);
+  if (text !== undefined) return text;
+  if (n === 0) {
+    // No event shows it: the move and its check alone.
+    text = heldStatement(['ledger_balances'], `with u as (${move.sql}) select payments_one_row(count(*)) as one from u`);
+    lateTexts.set(key, text);
+    return text;
+  }
+  const at = move.parameters.length;
+  const rows = Array.from({ length: n }, (_, j) => {
+    const p = (k: number) => `$${at + j * 8 + k}`;
+    return `(${p(1)}::int, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}::bytea, ${p(7)}, ${p(8)}::boolean)`;
+  });
+  const figures = LATE_EXPRESSIONS.map((e) => `(${e})::text`).join(` || ',' || `);
+  text =
+    `with u as (${move.sql}), g as (select payments_one_row(count(*)) as one from u) ` +
+    `insert into "events" ("id", "platform_id", "type", "resource_id", "payload", "body", "created_at") ` +
+    `select v.id, v.platform_id, v.type, v.resource_id, '', case when v.late then v.body || convert_to((select ${figures} from u), 'UTF8') else v.body end, v.created_at ` +
+    `from (values ${rows.join(', ')}) as v (ord, id, platform_id, type, resource_id, body, created_at, late) cross join g order by v.ord` +
+    (returning ? ' returning "id", "seq"' : '');
+  if (!returning) text = heldStatement(['ledger_balances', 'events'], text);
+  if (lateTexts.size < 256) lateTexts.set(key, text);
+  return text;
+}
+const lateTexts = new Map<string, string>();
+
 /** Record an event inside the caller's transaction. Returns its webhook id. */
 export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: string, at: string, event: DomainEvent): Promise<string> {
   const id = newId('Webhook');
@@ -152,8 +209,12 @@ export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: s
   // (event-bodies.ts); `payload` stays empty.
   const json = JSON.stringify(payload);
   const keys = { id, resource_id: event.resourceId, created_at: at };
-  const row: NewEvent = { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body: event.packed === false ? textBody(json, keys) : packPayload(json, keys), created_at: at };
   const waiting = together.get(trx);
+  // A balance move waiting for the commit: the event that shows its figures stores a template.
+  const template = waiting && hasLateMove(trx as Transaction<DB>) ? lateTemplate(json, keys, LATE_VALUES) : undefined;
+  const body = template ?? (event.packed === false ? textBody(json, keys) : packPayload(json, keys));
+  const row: NewEvent = { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body, created_at: at };
+  if (template) row.late = true;
   if (waiting) {
     waiting.push(row);
     return id;

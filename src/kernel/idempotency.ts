@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { apiError } from './errors.js';
 import { isUniqueViolation } from './db/connect.js';
+import { allowLateMoves, isLateMoveRefused } from './db/late-move.js';
 import type { DB } from './db/schema.js';
 
 // Idempotency-Key on POST. The first request with a key claims it (a row in
@@ -71,8 +72,13 @@ export const idempotencyFaults: { beforeEffectCommit?: (trx: Transaction<DB>) =>
 export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>, answerOf: (value: T) => unknown = (value) => value): Promise<T> {
   const ctx = context.getStore();
   let stored = false;
-  const result = await db.transaction().execute(async (trx) => {
+  // PostgreSQL may move a balance row with the commit (db/late-move.ts); a move refused
+  // there fails the commit, and nothing of the first run stays: it runs again, the move
+  // sent at once, so the ledger refuses it with its own error as it always did.
+  let late = true;
+  const run = () => db.transaction().execute(async (trx) => {
     stored = false;
+    if (late) allowLateMoves(trx);
     const value = await fn(trx);
     // `answerOf` names the route's answer in the transaction's result; undefined: this
     // transaction committed no answer (it ends in an error the route answers, a 4xx that
@@ -96,10 +102,17 @@ export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction
     const beforeCommit = idempotencyFaults.beforeEffectCommit;
     if (beforeCommit) await beforeCommit(trx);
     return value;
-  }).catch((err: unknown) => {
-    // A check deferred to commit (PostgreSQL) refused it: the area's answer, not a 500.
-    throw translateCommitError(err);
   });
+  const result = await run()
+    .catch((err: unknown) => {
+      if (!isLateMoveRefused(err)) throw err;
+      late = false;
+      return run();
+    })
+    .catch((err: unknown) => {
+      // A check deferred to commit (PostgreSQL) refused it: the area's answer, not a 500.
+      throw translateCommitError(err);
+    });
   if (ctx && stored) ctx.answered = true;
   idempotencyFaults.afterEffectCommit?.();
   return result;

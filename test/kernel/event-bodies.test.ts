@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { DICTIONARY_V1_BYTES, dictionaryV1, packPayload, packPayloadV2, payloadText, textBody, unpackPayload } from '../../src/kernel/event-bodies.js';
+import { DICTIONARY_V1_BYTES, dictionaryV1, lateFilled, lateTemplate, packPayload, packPayloadV2, payloadText, textBody, unpackPayload } from '../../src/kernel/event-bodies.js';
+import { LATE_VALUES } from '../../src/kernel/db/late-move.js';
 
 // The one-shot zlib calls, counted: version 4 packs and reads through a kept stream and makes
 // them only when it cannot (kernel/event-bodies.ts `KeptStream`).
@@ -241,6 +242,26 @@ describe('event bodies', () => {
         expect(unpackPayload(body, r)).toBe(text);
       }
     }
+  });
+
+  it('keeps a template whose figures the database appends (version 5), read back as the text with those figures', () => {
+    const balanceEvent = (available: number, total: number) =>
+      JSON.stringify({
+        id: row.id,
+        type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED',
+        timestamp: row.created_at,
+        data: { id: row.resource_id, balance: { amount: available, currency: { code: 'USD' } }, totalBalance: { amount: total, currency: { code: 'USD' } }, note: 'ünïcode' },
+      });
+    const [a, t] = LATE_VALUES;
+    const template = lateTemplate(balanceEvent(a, t), row, LATE_VALUES)!;
+    expect(template[0]).toBe(5);
+    // As the database writes it: the figures appended in ASCII, comma-separated.
+    expect(unpackPayload(lateFilled(template, [95_000, 100_000]), row)).toBe(balanceEvent(95_000, 100_000));
+    expect(payloadText({ payload: '', body: lateFilled(template, [0, -12]), ...row })).toBe(balanceEvent(0, -12));
+    // A text without the stand-ins has no template (its body is packed as usual).
+    expect(lateTemplate(balanceEvent(1, 2), row, LATE_VALUES)).toBeUndefined();
+    // The figures are not in the template: it is the same whatever the move returns.
+    expect(template.includes(Buffer.from('95000'))).toBe(false);
   });
 
   it('keeps the dictionary inside the 4 KB window', () => {

@@ -4,6 +4,8 @@ import type { Store } from '../../kernel/db/connect.js';
 import type { DB } from '../../kernel/db/schema.js';
 import { findCurrency } from '../../kernel/currencies.js';
 import { newId } from '../../kernel/ids.js';
+import { hasLateMove, holdLateMove, LATE_VALUES, lateMoveAllowed, LateMoveRetry } from '../../kernel/db/late-move.js';
+import { collectingEvents } from '../../kernel/events.js';
 import {
   type BalanceRow,
   type EntryRow,
@@ -15,6 +17,7 @@ import {
   insertPostings,
   lockBalanceRows,
   moveBalanceRow,
+  moveBalanceStatement,
   type PostingRow,
   postingsOfEntry,
   postingTotals,
@@ -63,6 +66,12 @@ export interface EntryInput {
    * unique index still refuses a second entry under the key.
    */
   keyIsNew?: boolean | undefined;
+  /**
+   * The caller reads the entry's balances only to emit the accounts' balance events
+   * (emitBalanceUpdates): on PostgreSQL a one-account move may then wait for the commit,
+   * its balances stand-ins until the events are written (kernel/db/late-move.ts).
+   */
+  balancesForEventsOnly?: boolean | undefined;
   memo?: string | undefined;
 }
 
@@ -304,6 +313,7 @@ function newEntryRow(platformId: string, input: EntryInput): EntryRow {
  * money movement changes (transaction rows, events).
  */
 export async function postEntry(trx: Transaction<DB>, store: Pick<Store, 'kind'>, input: EntryInput): Promise<PostedEntry> {
+  afterNoLateMove(trx);
   const postings = normalise(input);
 
   // Net change per account and bucket.
@@ -398,6 +408,15 @@ async function writeEntry(trx: Transaction<DB>, input: EntryInput, postings: Req
  */
 async function postOnOneAccount(trx: Transaction<DB>, store: Pick<Store, 'kind'>, input: EntryInput, postings: Required<Posting>[], accountId: string, delta: Record<Bucket, number>): Promise<PostedEntry> {
   const currency = postings[0]!.currency;
+  if (input.balancesForEventsOnly === true && store.kind === 'postgres' && lateMoveAllowed(trx) && collectingEvents(trx)) {
+    // PostgreSQL: the move goes with the commit (kernel/db/late-move.ts); its figures are
+    // stand-ins that only the account's balance event shows, filled in as it is written. A
+    // refused move fails the commit and the effect runs again, moving the row here at once.
+    holdLateMove(trx, moveBalanceStatement(trx, input.platformId, accountId, currency, delta, input.at));
+    const entry = await writeEntry(trx, input, postings);
+    const [available, total] = LATE_VALUES;
+    return postedView(entry, postings, [{ accountId, currency, available, pending: 0, held: 0, total }], false);
+  }
   const moved = await moveBalanceRow(trx, input.platformId, accountId, currency, delta, input.at);
   if (!moved) {
     const rows = await lockBalanceRows(trx, input.platformId, [accountId], store.kind === 'postgres');
@@ -407,6 +426,14 @@ async function postOnOneAccount(trx: Transaction<DB>, store: Pick<Store, 'kind'>
   const entry = await writeEntry(trx, input, postings);
   const balance: Balance = { accountId, currency, ...moved, total: moved.available + moved.pending + moved.held };
   return postedView(entry, postings, [balance], false);
+}
+
+/**
+ * A balance read or moved after a move that waits for the commit (kernel/db/late-move.ts)
+ * would not see it: the transaction runs again with every move sent at once instead.
+ */
+function afterNoLateMove(trx: Transaction<DB>): void {
+  if (hasLateMove(trx)) throw new LateMoveRetry();
 }
 
 /**
@@ -420,6 +447,7 @@ async function postOnOneAccount(trx: Transaction<DB>, store: Pick<Store, 'kind'>
  * as for any refused entry.
  */
 export async function postEntries(trx: Transaction<DB>, store: Pick<Store, 'kind'>, platformId: string, inputs: EntryInput[]): Promise<PostedEntry[]> {
+  afterNoLateMove(trx);
   if (inputs.length === 0) return [];
   const all = inputs.map((input) => {
     if (input.platformId !== platformId) throw new LedgerError('INVALID_POSTING', 'postEntries takes the entries of one platform');
@@ -504,6 +532,7 @@ function postedView(entry: EntryRow, postings: PostedEntry['postings'], balances
 
 /** Current balances of these ledger accounts; an account without a balance row is absent (read it as zero). */
 export async function balancesOf(db: Db, accountIds: string[]): Promise<Map<string, Balance>> {
+  if (db.isTransaction) afterNoLateMove(db as Transaction<DB>);
   const rows = await selectBalanceRows(db, [...new Set(accountIds)]);
   return new Map(rows.map((r) => [r.account_id, balanceOf(r)]));
 }

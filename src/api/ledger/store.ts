@@ -87,7 +87,22 @@ const updateBalance = prepared<{ available: number; pending: number; held: numbe
 
 /** The largest balance a bucket may reach (Number.MAX_SAFE_INTEGER): the same bound as postEntry's check. */
 const SAFE = Number.MAX_SAFE_INTEGER;
-const moveBalance = prepared<{ platformId: string; accountId: string; currency: string; available: number; pending: number; held: number; at: string }, Pick<BalanceRow, 'available' | 'pending' | 'held'>>((db, p) => {
+type MoveParams = { platformId: string; accountId: string; currency: string; available: number; pending: number; held: number; at: string };
+const moveBalance = prepared<MoveParams, Pick<BalanceRow, 'available' | 'pending' | 'held'>>((db, p) => moveBalanceQuery(db, p));
+
+/**
+ * The statement of moveBalanceRow with its values, for a move sent with the commit
+ * (PostgreSQL, kernel/db/late-move.ts): its text is the prepared one's, so it is the same
+ * for every move and prepared once per connection.
+ */
+export function moveBalanceStatement(db: Db, platformId: string, accountId: string, currency: string, delta: { available: number; pending: number; held: number }, at: string): { sql: string; parameters: readonly unknown[] } {
+  const values: MoveParams = { platformId, accountId, currency, ...delta, at };
+  const compiled = moveBalanceQuery(db as Kysely<DB>, (name) => values[name]).compile();
+  return { sql: compiled.sql, parameters: compiled.parameters };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function moveBalanceQuery(db: Kysely<DB>, p: (name: keyof MoveParams) => any) {
   const delta = (name: 'available' | 'pending' | 'held') => sql<number>`cast(${p(name)} as bigint)`;
   const after = (name: 'available' | 'pending' | 'held') => sql<number>`${sql.ref(name)} + ${delta(name)}`;
   // Refused (no row) when a bucket it lowers would go below zero on an account that may not,
@@ -103,7 +118,7 @@ const moveBalance = prepared<{ platformId: string; accountId: string; currency: 
     .where(sql<boolean>`(allow_negative = 1 or (${allowed('available')} and ${allowed('pending')} and ${allowed('held')}))`)
     .where(sql<boolean>`${safe('available')} and ${safe('pending')} and ${safe('held')}`)
     .returning(['available', 'pending', 'held']);
-});
+}
 
 /**
  * Move one balance row of the platform by `delta` in one statement: its new values, or

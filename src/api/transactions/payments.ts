@@ -91,6 +91,8 @@ async function post(trx: Trx, deps: Pick<PaymentDeps, 'store'>, row: Transaction
     relatedEntryId: relatedEntryId ?? undefined,
     idempotencyKey: `${kind.toLowerCase()}:${row.id}`,
     keyIsNew,
+    // Its balances go only into the balance events below (the caller reads the entry's id).
+    balancesForEventsOnly: true,
     postings: postings.filter((p) => p.amount !== 0),
   });
   await emitBalanceUpdates(trx, row.platform_id, internalAccountsOf(entry), at, entry.balances);

@@ -46,6 +46,8 @@ export interface Store {
   walPauses?: () => number;
   /** How many SQL statements this store has run since it opened (tests and the bench count them per request). */
   statements(): number;
+  /** PostgreSQL: round trips to the server so far (statements written together count once, pg-pipeline.ts). */
+  roundTrips?: () => number;
   close(): Promise<void>;
 }
 
@@ -177,7 +179,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
   });
   // Count the statements of every connection of the pool (one increment per query), and the
   // writes per table (localWatch).
-  const counted = { n: 0 };
+  const counted = { n: 0, trips: 0 };
   const names = new StatementNames();
   const localWrites = new TableWrites();
   // Row caches across requests (pg-change-watch.ts): this process's writes, and other
@@ -220,6 +222,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     /** One statement to the server (a round trip): counted, named when it has parameters. */
     const send = (args: unknown[]): Promise<unknown> => {
       counted.n += 1;
+      counted.trips += 1;
       const first = args[0];
       let run: Promise<unknown> | undefined;
       // A statement with parameters runs as a named prepared statement (see StatementNames).
@@ -251,6 +254,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         })();
       }
       counted.n += steps.length;
+      counted.trips += 1;
       let run = new Promise<unknown>((resolve, reject) => {
         query(new PipelinedQuery(steps, (err, res) => (err ? reject(err) : resolve(res))));
       }).catch((err: unknown) => {
@@ -286,7 +290,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
         // An insert of DEFERRED_INSERTS: answered at once (its row count), sent with the next statement.
         const deferred = deferredInsertOf(first, values);
         if (deferred) {
-          noteWrite(deferred.table);
+          for (const t of deferred.tables) noteWrite(t);
           pending.push(deferred);
           return Promise.resolve({ command: 'INSERT', rowCount: deferred.rows, rows: [], fields: [] });
         }
@@ -323,12 +327,17 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
           steps.push({ text: merged, values: mergedValues(held, values) });
         } else {
           // Before a savepoint, a commit, or a statement naming their table: in order, in one
-          // round trip; as one statement when the last can carry the others.
-          const carrier = held[held.length - 1];
-          const rest = held.slice(0, -1);
+          // round trip; as one statement when the last can carry the others. A held statement
+          // with CTEs of its own (a late balance move, late-move.ts) goes on its own after the
+          // others: it takes its row's lock, which is then held only for it and what follows.
+          const own = held.length > 0 && /^\s*with\s/i.test(unmarked(held[held.length - 1]!.text)) ? held[held.length - 1]! : undefined;
+          const plain = own !== undefined ? held.slice(0, -1) : held;
+          const carrier = plain[plain.length - 1];
+          const rest = plain.slice(0, -1);
           const together = carrier !== undefined && rest.length > 0 ? mergedText(rest, carrier.text) : null;
           if (together !== null) steps.push({ text: together, values: mergedValues(rest, carrier!.values) });
-          else for (const d of held) steps.push(stepOf(d));
+          else for (const d of plain) steps.push(stepOf(d));
+          if (own !== undefined) steps.push(stepOf(own));
           steps.push({ text: first, values: values ?? [] });
         }
         run = pipeline(steps);
@@ -373,6 +382,7 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
     priorityDb,
     kind: 'postgres',
     statements: () => counted.n,
+    roundTrips: () => counted.trips,
     localWatch: (tables) => localWrites.watch(tables),
     watch: (tables) => changes.watch(tables),
     describe: `PostgreSQL ${redact(target.location)}${opts.schema ? ` (schema ${opts.schema})` : ''}`,
@@ -409,33 +419,65 @@ const DEFERRED_INSERTS = new Set(['quotes', 'transactions', 'ledger_entries', 'l
 const DEFERRABLE = /^insert into "(\w+)" \([^)]*\) values \(/;
 
 interface Deferred {
-  table: string;
+  /** The tables it writes (a statement naming one of them cannot carry it). */
+  tables: string[];
   text: string;
   values: unknown[];
   rows: number;
 }
 
+/**
+ * The mark of a statement the service's own code declares safe to hold like a deferred insert
+ * (`heldStatement`): it answers nothing its caller reads, and names its tables in the mark.
+ */
+const HELD_MARK = '/* held: ';
+const HELD_MARK_END = ' */ ';
+
+/**
+ * `text` marked to be held for the transaction's next statement (or its commit), like the
+ * plain inserts of DEFERRED_INSERTS: for a statement whose answer nobody reads, which writes
+ * only `tables` (events.ts: the events' insert with a balance row's move, issue 35). It may
+ * begin with `with`: its CTEs then follow the held inserts' when it carries them.
+ */
+export function heldStatement(tables: readonly string[], text: string): string {
+  return `${HELD_MARK}${tables.join(' ')}${HELD_MARK_END}${text}`;
+}
+
 function deferredInsertOf(text: string, values: unknown[]): Deferred | undefined {
+  if (text.startsWith(HELD_MARK)) {
+    const end = text.indexOf(HELD_MARK_END);
+    return { tables: text.slice(HELD_MARK.length, end).split(' '), text, values, rows: 0 };
+  }
   const m = DEFERRABLE.exec(text);
   if (!m || !DEFERRED_INSERTS.has(m[1]!) || /\breturning\b|\bon conflict\b|\bselect\b/i.test(text)) return undefined;
-  return { table: m[1]!, text, values, rows: text.split('), (').length };
+  return { tables: [m[1]!], text, values, rows: text.split('), (').length };
 }
 
-/** Whether `text` may carry the held inserts: it has parameters, starts as a plain statement and names none of their tables. */
+/** The statement of `text` without its held mark. */
+function unmarked(text: string): string {
+  return text.startsWith(HELD_MARK) ? text.slice(text.indexOf(HELD_MARK_END) + HELD_MARK_END.length) : text;
+}
+
+/** Whether `text` may carry the held inserts: it has parameters, starts as a plain statement (or `with`) and names none of their tables. */
 function canCarry(text: string, held: readonly Deferred[]): boolean {
-  if (!/^\s*(select|insert|update|delete)\b/i.test(text)) return false;
-  return held.every((d) => !new RegExp(`\\b${d.table}\\b`).test(text));
+  if (!/^\s*(with|select|insert|update|delete)\b/i.test(unmarked(text))) return false;
+  // A held statement with CTEs of its own cannot be a CTE (PostgreSQL keeps data-modifying
+  // CTEs at the top level): it only carries.
+  return held.every((d) => !/^\s*with\s/i.test(unmarked(d.text)) && d.tables.every((t) => !new RegExp(`\\b${t}\\b`).test(text)));
 }
 
-/** The held inserts as CTEs in front of `text`, their parameters renumbered to come first (mergedValues). */
+/** The held inserts as CTEs in front of `text` (or of its own CTEs), their parameters renumbered to come first (mergedValues). */
 function withDeferred(held: readonly Deferred[], text: string): string {
   let offset = 0;
   const ctes = held.map((d, i) => {
     const at = offset;
     offset += d.values.length;
-    return `d${i} as (${at === 0 ? d.text : d.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`)})`;
+    const own = unmarked(d.text);
+    return `d${i} as (${at === 0 ? own : own.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`)})`;
   });
-  return `with ${ctes.join(', ')} ${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)}`;
+  const body = unmarked(text).replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+  const own = /^\s*with\s/i.exec(body);
+  return own ? `with ${ctes.join(', ')}, ${body.slice(own[0].length)}` : `with ${ctes.join(', ')} ${body}`;
 }
 
 /** The parameters of withDeferred's text: the held inserts', in order, then the carrying statement's. */
