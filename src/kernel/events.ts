@@ -4,7 +4,7 @@ import type { DB, WebhookDeliveriesTable } from './db/schema.js';
 import { prepared, preparedByShape, preparedInsert } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
 import { heldStatement } from './db/connect.js';
-import { hasLateMove, LATE_EXPRESSIONS, LATE_VALUES, type LateMove, takeLateMove } from './db/late-move.js';
+import { hasLateMove, LATE_EXPRESSIONS, LATE_VALUES, type LateMove, LateMoveRetry, takeLateMove } from './db/late-move.js';
 import { lateTemplate, packPayload, payloadText, textBody } from './event-bodies.js';
 import { newId } from './ids.js';
 
@@ -104,7 +104,8 @@ export async function emitEventsTogether<T>(trx: Transaction<DB>, fn: () => Prom
   // A balance move waiting for the commit (db/late-move.ts): written with the events, in one
   // statement that fills in the figures of the events that show them.
   const late = move !== undefined && rows.length <= EVENTS_PER_INSERT ? move : undefined;
-  if (move !== undefined && late === undefined) throw new Error('a late balance move with more events than one insert takes');
+  // More events than one insert takes (never a payment's): the transaction runs again with the move sent at once.
+  if (move !== undefined && late === undefined) throw new LateMoveRetry();
   if (late !== undefined) {
     const text = lateInsertText(late, rows.length, delivering.length > 0);
     const values: unknown[] = [...late.parameters];
