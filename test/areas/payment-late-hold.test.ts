@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/index.js';
-import { listEvents } from '../../src/kernel/events.js';
+import { balancesOf, postEntry } from '../../src/api/ledger/service.js';
+import { emitEventsTogether, listEvents } from '../../src/kernel/events.js';
+import { effectTransaction } from '../../src/kernel/idempotency.js';
 import { makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
 import { fund, newCustomer, quoteRequest, type QuoteBody, usdExternal } from '../money-helpers.js';
@@ -95,6 +97,34 @@ describe(`a payment's hold and its balance event (${STORE})`, () => {
     expect(holds).toEqual(taken.map((_, i) => [10_000 - (i + 1) * each, 10_000]));
     const a = await account(p.customerId);
     expect([a.balance.amount, a.totalBalance.amount]).toEqual([10_000 - taken.length * each, 10_000]);
+    await assertLedgerInvariants(t.store);
+  });
+
+  it('a balance read again after a late hold in the same transaction: the transaction runs again, the hold sent at once', async () => {
+    const p = await payer(7_000, '005');
+    let runs = 0;
+    const at = new Date(t.clock.nowMs()).toISOString();
+    const seen = await effectTransaction(t.store.db, (trx) =>
+      emitEventsTogether(trx, async () => {
+        runs += 1;
+        await postEntry(trx, t.store, {
+          platformId,
+          kind: 'HOLD',
+          at,
+          balancesForEventsOnly: true,
+          postings: [
+            { accountId: p.src, currency: 'USD', amount: -700 },
+            { accountId: p.src, currency: 'USD', amount: 700, bucket: 'held' },
+          ],
+        });
+        // On PostgreSQL the first run's hold waits for the commit: this read would not see it.
+        return (await balancesOf(trx, [p.src])).get(p.src)!;
+      }),
+    );
+    expect(runs).toBe(STORE === 'postgres' ? 2 : 1);
+    expect([seen.available, seen.held, seen.total]).toEqual([6_300, 700, 7_000]);
+    const a = await account(p.customerId);
+    expect([a.balance.amount, a.totalBalance.amount]).toEqual([6_300, 7_000]);
     await assertLedgerInvariants(t.store);
   });
 
