@@ -107,6 +107,38 @@ describe.runIf(STORE === 'postgres')('pipelined statements (postgres)', () => {
     expect((await sql`select count(*)::int as n from t`.execute(one.db)).rows).toEqual([{ n: 2 }]);
   });
 
+  it('a savepoint released with nothing held goes with the next statement; with held inserts, after them', async () => {
+    const withSavepoint = (heldInsert: boolean) =>
+      one.db.transaction().execute(async (trx) => {
+        await sql`insert into t values (${1}, ${'a'})`.execute(trx);
+        await sql`savepoint s1`.execute(trx);
+        await sql`insert into t values (${2}, ${'b'})`.execute(trx);
+        if (heldInsert) await jobs(trx).values(job('Job:s')).execute();
+        await sql`release savepoint s1`.execute(trx);
+      });
+    await withSavepoint(true); // prepares each statement on the connection
+    await sql`delete from t`.execute(one.db);
+    await sql`delete from jobs`.execute(one.db);
+    // begin + insert; savepoint; insert; release + commit.
+    expect(await measure(() => withSavepoint(false))).toEqual({ roundTrips: 4, statements: 6 });
+    expect((await sql`select x from t order by x`.execute(one.db)).rows).toEqual([{ x: 1 }, { x: 2 }]);
+    await sql`delete from t`.execute(one.db);
+    // The held insert and the release go together, then the commit on its own.
+    expect(await measure(() => withSavepoint(true))).toEqual({ roundTrips: 5, statements: 7 });
+    expect(await jobIds()).toEqual(['Job:s']);
+    // A rollback to an outer savepoint after a held release: both run, in order.
+    await sql`delete from t`.execute(one.db);
+    await one.db.transaction().execute(async (trx) => {
+      await sql`insert into t values (${1}, ${'a'})`.execute(trx);
+      await sql`savepoint outer_sp`.execute(trx);
+      await sql`savepoint inner_sp`.execute(trx);
+      await sql`insert into t values (${2}, ${'b'})`.execute(trx);
+      await sql`release savepoint inner_sp`.execute(trx);
+      await sql`rollback to savepoint outer_sp`.execute(trx);
+    });
+    expect((await sql`select x from t`.execute(one.db)).rows).toEqual([{ x: 1 }]);
+  });
+
   it('a statement not yet prepared on the connection runs one by one, then pipelined', async () => {
     const select = () =>
       one.db.transaction().execute(async (trx) => {

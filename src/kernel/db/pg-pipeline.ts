@@ -5,7 +5,9 @@ import type pgTypes from 'pg';
 // statement and waits for its answer before it writes the next; the connection wrapper
 // (connect.ts) knows, for a few statements, that the caller needs no answer in between:
 // - a transaction's `begin` is answered by the wrapper at once and written with the
-//   transaction's first statement;
+//   transaction's first statement, and so is a `release savepoint` with nothing held before
+//   it (which cannot fail) with the statement after it (a job batch's release with its
+//   commit);
 // - the inserts it holds back (DEFERRED_INSERTS) are written with the `commit` that ends
 //   their transaction, or with a statement that cannot carry them as CTEs.
 // The steps go out as the extended protocol's messages (Bind, Execute for each; Describe for
