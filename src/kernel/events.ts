@@ -4,7 +4,7 @@ import type { DB, WebhookDeliveriesTable } from './db/schema.js';
 import { prepared, preparedByShape, preparedInsert } from './db/prepared.js';
 import { TableCache } from './db/table-cache.js';
 import { heldStatement } from './db/connect.js';
-import { hasLateMove, LATE_EXPRESSIONS, LATE_VALUES, type LateMove, LateMoveRetry, takeLateMove } from './db/late-move.js';
+import { LATE_EXPRESSIONS, LATE_VALUES, type LateMove, lateMoveResource, LateMoveRetry, takeLateMove } from './db/late-move.js';
 import { lateTemplate, packPayload, payloadText, textBody } from './event-bodies.js';
 import { newId } from './ids.js';
 
@@ -211,8 +211,9 @@ export async function emitEvent(trx: Transaction<DB> | Kysely<DB>, platformId: s
   const json = JSON.stringify(payload);
   const keys = { id, resource_id: event.resourceId, created_at: at };
   const waiting = together.get(trx);
-  // A balance move waiting for the commit: the event that shows its figures stores a template.
-  const template = waiting && hasLateMove(trx as Transaction<DB>) ? lateTemplate(json, keys, LATE_VALUES) : undefined;
+  // A balance move waiting for the commit: an event about its account (its balance event)
+  // stores a template; any other text that happened to hold a stand-in's digits is kept as is.
+  const template = waiting && lateMoveResource(trx as Transaction<DB>) === event.resourceId ? lateTemplate(json, keys, LATE_VALUES) : undefined;
   const body = template ?? (event.packed === false ? textBody(json, keys) : packPayload(json, keys));
   const row: NewEvent = { id, platform_id: platformId, type: event.type, resource_id: event.resourceId, body, created_at: at };
   if (template) row.late = true;

@@ -63,6 +63,17 @@ describe(`a payment's hold and its balance event (${STORE})`, () => {
     await assertLedgerInvariants(t.store);
   });
 
+  it("another event holding a stand-in's digits keeps them: only the account's own event is filled in", async () => {
+    const p = await payer(20_000, '006');
+    const description = 'invoice -9007199254740991 / -9007199254740990';
+    const res = await t.call('POST', '/quotes', quoteRequest(p.src, p.ext, 1_000, { immediatelyExecute: true, description }));
+    expect(res.statusCode, res.body).toBe(201);
+    const q = res.json() as QuoteBody;
+    const events = await listEvents(t.store.db, platformId, { resourceId: q.transactionId });
+    expect(events.map((e) => (e.payload.data as { description?: string }).description)).toEqual([description, description]);
+    expect((await balanceEvents(p.src)).at(-1)).toEqual([20_000 - q.totalSendingAmount, 20_000]);
+  });
+
   it('not enough available: 400 INVALID_AMOUNT with the figures, nothing written', async () => {
     const p = await payer(1_000, '002');
     const events = await balanceEvents(p.src);

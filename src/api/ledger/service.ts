@@ -412,7 +412,7 @@ async function postOnOneAccount(trx: Transaction<DB>, store: Pick<Store, 'kind'>
     // PostgreSQL: the move goes with the commit (kernel/db/late-move.ts); its figures are
     // stand-ins that only the account's balance event shows, filled in as it is written. A
     // refused move fails the commit and the effect runs again, moving the row here at once.
-    holdLateMove(trx, moveBalanceStatement(trx, input.platformId, accountId, currency, delta, input.at));
+    holdLateMove(trx, { ...moveBalanceStatement(trx, input.platformId, accountId, currency, delta, input.at), resourceId: accountId });
     const entry = await writeEntry(trx, input, postings);
     const [available, total] = LATE_VALUES;
     return postedView(entry, postings, [{ accountId, currency, available, pending: 0, held: 0, total }], false);

@@ -34,6 +34,8 @@ export interface LateMove {
   /** `update … returning available, pending, held`, its parameters numbered from $1. */
   sql: string;
   parameters: readonly unknown[];
+  /** The moved account: only events about it can show the move's figures. */
+  resourceId: string;
 }
 
 /** The SQL expressions over the move's returned row whose values replace LATE_VALUES, in order. */
@@ -62,6 +64,11 @@ export function holdLateMove(trx: Trx, move: LateMove): void {
 /** Whether `trx` has a late move waiting (its events show LATE_VALUES). */
 export function hasLateMove(trx: Trx): boolean {
   return moves.has(trx);
+}
+
+/** The waiting move's account, if one waits: the resource whose events show its figures. */
+export function lateMoveResource(trx: Trx): string | undefined {
+  return moves.get(trx)?.resourceId;
 }
 
 /** The waiting move, handed to the events' insert that writes it. */
