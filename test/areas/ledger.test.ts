@@ -13,7 +13,9 @@ import {
   UnbalancedEntryError,
   worldAccountId,
 } from '../../src/api/ledger/service.js';
+import { insertEntry, insertPostings, lockBalanceRows } from '../../src/api/ledger/store.js';
 import { newId } from '../../src/kernel/ids.js';
+import { sql } from 'kysely';
 import { ADMIN_KEY, makeApp, sleep, STORE, type TestApp } from '../helpers.js';
 
 // The ledger, through its service on a real store: entries that do not sum to zero are
@@ -278,5 +280,32 @@ describe(`ledger (${STORE})`, () => {
     expect(cross.every((r) => r.status === 'fulfilled')).toBe(true);
     expect(await available(a!)).toBe(10 + 30 - 15);
     expect(await auditBalances(t.store.db, [a!, b!, sink!])).toEqual([]);
+  });
+
+  // PostgreSQL: a mover of several rows (a settlement batch) locks them FOR NO KEY UPDATE, the
+  // lock its own update takes. A posting inserted meanwhile by another transaction references
+  // the row (its foreign key takes FOR KEY SHARE), which that lock lets through: the payment
+  // that inserts it does not wait for the whole batch. FOR UPDATE would make it wait.
+  it.runIf(STORE === 'postgres')('a posting may reference a balance row another transaction has locked to move it (no wait)', async () => {
+    const [a] = await accounts('USD', 1);
+    await fund(a!, 'USD', 100);
+    const outcome = await t.store.db.transaction().execute(async (mover) => {
+      expect((await lockBalanceRows(mover, platformId, [a!], true)).map((r) => r.account_id)).toEqual([a]);
+      return t.store.db.transaction().execute(async (other) => {
+        await sql`set local lock_timeout = '2s'`.execute(other);
+        const entryId = newId('LedgerEntry');
+        await insertEntry(other, { id: entryId, platform_id: platformId, kind: 'TEST', reference_id: null, related_entry_id: null, idempotency_key: null, memo: null, created_at: at() });
+        await insertPostings(other, [
+          { entry_id: entryId, line: 0, account_id: a!, currency: 'USD', bucket: 'pending', amount: 5 },
+          { entry_id: entryId, line: 1, account_id: a!, currency: 'USD', bucket: 'pending', amount: -5 },
+        ]);
+        // The held inserts are written here, at the latest: a statement naming their table.
+        return Number((await sql<{ n: string }>`select count(*) as n from ledger_postings where entry_id = ${entryId}`.execute(other)).rows[0]!.n);
+      }).then(
+        (n) => ({ n }),
+        (err: unknown) => ({ code: (err as { code?: string }).code }),
+      );
+    });
+    expect(outcome).toEqual({ n: 2 });
   });
 });

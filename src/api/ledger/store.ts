@@ -45,15 +45,18 @@ const balanceRowsToInsert = preparedByShape<number, Record<string, unknown>>(
 
 /**
  * The balance rows of these accounts, in account-id order, locked until the transaction
- * ends on PostgreSQL (FOR UPDATE; a fixed order so two entries never deadlock). SQLite
- * runs one writer at a time: the transaction itself is the lock there.
+ * ends on PostgreSQL (a fixed order so two entries never deadlock). SQLite runs one writer
+ * at a time: the transaction itself is the lock there. The lock is FOR NO KEY UPDATE, the
+ * one the rows' own `update` takes: it keeps other movers out but not the foreign-key
+ * checks of postings inserted meanwhile (ledger_postings.account_id references the row and
+ * takes FOR KEY SHARE, which FOR UPDATE would make wait for this whole transaction).
  */
 export async function lockBalanceRows(trx: Transaction<DB>, platformId: string, accountIds: string[], postgres: boolean): Promise<BalanceRow[]> {
   if (accountIds.length === 0) return [];
   const q = balanceRowsToLock({ n: accountIds.length, postgres });
   if (!q) {
     let b = trx.selectFrom('ledger_balances').selectAll().where('platform_id', '=', platformId).where('account_id', 'in', accountIds).orderBy('account_id');
-    if (postgres) b = b.forUpdate();
+    if (postgres) b = b.forNoKeyUpdate();
     return b.execute();
   }
   return q.all(trx, { platformId, ...listParams(accountIds) });
@@ -68,7 +71,7 @@ const balanceRowsToLock = preparedByShape<{ n: number; postgres: boolean }, Reco
   (s) => `${s.n}|${s.postgres}`,
   (db, p, s) => {
     const q = db.selectFrom('ledger_balances').selectAll().where('platform_id', '=', p('platformId')).where('account_id', 'in', listOf(s.n, p)).orderBy('account_id');
-    return s.postgres ? q.forUpdate() : q;
+    return s.postgres ? q.forNoKeyUpdate() : q;
   },
 );
 
