@@ -85,7 +85,7 @@ describe(`settlement in batches (${STORE})`, () => {
     // One at a time this advance took 21 statements per payment on SQLite (23 on PostgreSQL);
     // together about 11 (three batches around the 004 failure, which runs alone, and the
     // webhook delivery rows of 2 events per payment included), on PostgreSQL too since its
-    // claims hand a batch handler up to 16 jobs (issue 35).
+    // claims hand a batch handler up to 64 jobs (issue 35).
     expect(perPayment).toBeLessThan(14);
 
     // The events in the order they were emitted (seq): each payment's balance update, then its
