@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { apiError } from './errors.js';
 import { isUniqueViolation } from './db/connect.js';
-import { allowLateMoves, isLateMoveRefused } from './db/late-move.js';
+import { allowLateMoves, isLateMoveRefused, leftCheckToCommit } from './db/late-move.js';
 import type { DB } from './db/schema.js';
 
 // Idempotency-Key on POST. The first request with a key claims it (a row in
@@ -76,8 +76,10 @@ export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction
   // there fails the commit, and nothing of the first run stays: it runs again, the move
   // sent at once, so the ledger refuses it with its own error as it always did.
   let late = true;
+  let last: object | undefined;
   const run = () => db.transaction().execute(async (trx) => {
     stored = false;
+    last = trx;
     if (late) allowLateMoves(trx);
     const value = await fn(trx);
     // `answerOf` names the route's answer in the transaction's result; undefined: this
@@ -105,7 +107,9 @@ export async function effectTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction
   });
   const result = await run()
     .catch((err: unknown) => {
-      if (!isLateMoveRefused(err)) throw err;
+      // A late move refused or in the way, or any failure of a run that left a check to its
+      // commit (db/late-move.ts): once more, with moves sent and checks made at once.
+      if (!isLateMoveRefused(err) && !(last !== undefined && leftCheckToCommit(last))) throw err;
       late = false;
       return run();
     })

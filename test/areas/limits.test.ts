@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/kernel/clock.js';
 import { DEFAULT_LIMITS } from '../../src/sandbox/rules/limits.js';
 import { ADMIN_KEY, basic, envelope, makeApp, STORE, type TestApp } from '../helpers.js';
 import { assertLedgerInvariants } from '../ledger-invariants.js';
-import { balanceOf, eurExternal, fund, newCustomer, PERSON, type QuoteBody, quoteRequest, usdExternal } from '../money-helpers.js';
+import { balanceOf, eurExternal, fund, newCustomer, PERSON, type QuoteBody, quoteRequest, TERMS, usdExternal } from '../money-helpers.js';
 
 // Transaction limits: the single-transaction maximum at quote creation (400
 // TRANSACTION_SIZE_LIMIT_EXCEEDED) and the daily volume when money moves (429
@@ -207,6 +207,73 @@ describe(`transaction limits (${STORE})`, () => {
       expect(imm2.statusCode, imm2.body).toBe(201);
       expect(await txCount()).toBe(5);
       await assertLedgerInvariants(t.store);
+    });
+
+    // On PostgreSQL the first run of the request leaves the check to the trigger at commit,
+    // where the short balance refuses it first; the run again with the check first answers 429,
+    // as on SQLite, where the check runs before the money moves.
+    it('over the day\'s volume and short of money at once: the 429, with the figures of the day, and nothing moves', async () => {
+      const p = await newPlatform();
+      const s = await sender(p.headers, { fundUsd: 50_000 });
+      await patchLimits(p.id, { dailyVolume: { withdrawals: { USD: 100_000 } } });
+      await send(s.usd, s.usdDest, 30_000, p.headers);
+      const before = await balanceOf(t, s.usd, p.headers);
+      const e = envelope(await quote(quoteRequest(s.usd, s.usdDest, 80_000, { immediatelyExecute: true }), p.headers), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+      expect(e.details).toMatchObject({ corridor: 'USD:USD', limit: 100_000, usedToday: 30_000, requestedAmount: 80_000, remaining: 70_000 });
+      expect(await balanceOf(t, s.usd, p.headers)).toEqual(before);
+      // Within the volume, the same shortfall is the balance's 400.
+      await patchLimits(p.id, { dailyVolume: { withdrawals: { USD: 1_000_000 } } });
+      const short = await quote(quoteRequest(s.usd, s.usdDest, 80_000, { immediatelyExecute: true }), p.headers);
+      expect(short.statusCode, short.body).toBe(400);
+      expect(await balanceOf(t, s.usd, p.headers)).toEqual(before);
+      await assertLedgerInvariants(t.store);
+    });
+
+    // A payment that fails at once (magic account suffix 002) writes a FAILED transaction,
+    // which the day's volume does not count: the check must still refuse it first (on
+    // PostgreSQL its statement goes with the commit, and the request runs again with it first).
+    it('over the day\'s volume to an account that fails at once: the 429, not a failed payment', async () => {
+      const p = await newPlatform();
+      const s = await sender(p.headers, { fundUsd: 200_000 });
+      const failing = await usdExternal(t, s.id, '000000002', p.headers);
+      await patchLimits(p.id, { dailyVolume: { withdrawals: { USD: 100_000 } } });
+      await send(s.usd, s.usdDest, 90_000, p.headers);
+      const before = await balanceOf(t, s.usd, p.headers);
+      const e = envelope(await quote(quoteRequest(s.usd, failing, 20_000, { immediatelyExecute: true }), p.headers), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+      expect(e.details).toMatchObject({ usedToday: 90_000, requestedAmount: 20_000, remaining: 10_000 });
+      expect(await balanceOf(t, s.usd, p.headers)).toEqual(before);
+      // Within the volume it is the failed payment.
+      const failed = await quote(quoteRequest(s.usd, failing, 5_000, { immediatelyExecute: true }), p.headers);
+      expect(failed.statusCode, failed.body).toBe(201);
+      await assertLedgerInvariants(t.store);
+    });
+
+    // An EU customer's payment waits for strong customer authentication: its transaction
+    // (PENDING_AUTHORIZATION) is not counted in the day's volume, so no check at commit would
+    // see it; over the volume it must still be the 429, before the hold for authorization.
+    it('over the day\'s volume, a payment that would wait for authorization: the 429, not the hold', async () => {
+      const p = await newPlatform();
+      const tag = Math.random().toString(36).slice(2, 8);
+      const res = await t.call(
+        'POST',
+        '/customers',
+        { customerType: 'INDIVIDUAL', fullName: `Erika Muster ${tag}x`, region: 'DE', email: `erika.${tag}@example.eu`, phoneNumber: '+4915112345678', currencies: ['EUR'], endUserTermsConsent: TERMS },
+        p.headers,
+      );
+      expect(res.statusCode, res.body).toBe(201);
+      const customerId = (res.json() as { id: string }).id;
+      await t.store.db.updateTable('customers').set({ status: 'APPROVED' }).where('id', '=', customerId).execute();
+      const accounts = (await t.call('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}`, undefined, p.headers)).json() as { data: Array<{ id: string; balance: { currency: { code: string } } }> };
+      const eur = accounts.data.find((a) => a.balance.currency.code === 'EUR')!.id;
+      await fund(t, eur, 100_000, p.headers);
+      const dest = await eurExternalOn(customerId, p.headers);
+      await patchLimits(p.id, { dailyVolume: { withdrawals: { EUR: 500 } } });
+      const e = envelope(await quote(quoteRequest(eur, dest, 1_000, { immediatelyExecute: true }), p.headers), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+      expect(e.details).toMatchObject({ corridor: 'EUR:EUR', limit: 500, usedToday: 0, requestedAmount: 1_000 });
+      // Within the volume: held for authorization.
+      const held = await quote(quoteRequest(eur, dest, 400, { immediatelyExecute: true }), p.headers);
+      expect(held.statusCode, held.body).toBe(201);
+      expect((held.json() as QuoteBody).status).toBe('PENDING_AUTHORIZATION');
     });
 
     it('the volume frees up on the next UTC day of the platform clock', async () => {

@@ -1,7 +1,7 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/kernel/db/connect.js';
+import { openStore, withNextStatement, type Store } from '../../src/kernel/db/connect.js';
 import { freshStore, STORE, type TestStore } from '../helpers.js';
 
 // PostgreSQL (issue 35): a transaction's `begin` goes with its first statement, and the
@@ -149,5 +149,47 @@ describe.runIf(STORE === 'postgres')('pipelined statements (postgres)', () => {
     expect(await measure(select)).toEqual({ roundTrips: 3, statements: 3 });
     expect(await select()).toEqual([{ note: 'e' }]);
     expect(await measure(select)).toEqual({ roundTrips: 2, statements: 3 });
+  });
+
+  it('a transaction-local setting costs no round trip: written in front of the next statement, whose rows alone are the answer', async () => {
+    const read = () =>
+      one.db.transaction().execute(async (trx) => {
+        await trx.executeQuery(CompiledQuery.raw(withNextStatement('select set_config($1, $2, true)'), ['payments.pipeline_test', 'armed']));
+        return (await sql<{ v: string }>`select current_setting(${'payments.pipeline_test'}, true) as v`.execute(trx)).rows;
+      });
+    await read(); // prepares both on the connection
+    // begin, the setting (a row of its own, not the answer) and the read, then commit.
+    expect(await measure(read)).toEqual({ roundTrips: 2, statements: 4 });
+    expect(await read()).toEqual([{ v: 'armed' }]);
+    // Transaction-local: gone after the commit.
+    expect((await sql<{ v: string | null }>`select nullif(current_setting(${'payments.pipeline_test'}, true), '') as v`.execute(one.db)).rows).toEqual([{ v: null }]);
+  });
+
+  it('a statement written with the next one that fails: the next one fails with its error, nothing committed, the connection usable', async () => {
+    await sql`create or replace function pipeline_test_refuse() returns text language plpgsql as $$ begin raise exception using errcode = 'P0001', message = 'refused'; end $$`.execute(one.db);
+    const err = await one.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.executeQuery(CompiledQuery.raw(withNextStatement('select case when $1::int > 0 then pipeline_test_refuse() end'), [1]));
+        await sql`insert into t values (${9}, ${'z'})`.execute(trx);
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: string; message?: string },
+      );
+    expect(err).toMatchObject({ code: 'P0001', message: 'refused' });
+    expect((await sql`select x from t where x = 9`.execute(one.db)).rows).toEqual([]);
+    // Alone in its transaction (nothing else before the commit), it is written with the commit.
+    const alone = await one.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.executeQuery(CompiledQuery.raw(withNextStatement('select case when $1::int > 0 then pipeline_test_refuse() end'), [1]));
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: string },
+      );
+    expect(alone?.code).toBe('P0001');
+    expect((await sql<{ one: number }>`select 1 as one`.execute(one.db)).rows).toEqual([{ one: 1 }]);
   });
 });

@@ -6,8 +6,9 @@ import { apiError, type FieldError } from '../../kernel/errors.js';
 import { type LimitKind, sandboxDefaultLimit, usdCentsIn } from '../../sandbox/rules/limits.js';
 import type { PlatformRow } from '../../operator/platforms/store.js';
 import type { LimitOverrides, LimitOverridesPatch, PlatformLimits, PlatformLimitsPatch } from './schemas.js';
-import { armDailyVolumeLimit, DAILY_VOLUME_SQLSTATE, dayVolumeArmedIfFits, outgoingVolume } from './store.js';
+import { armDailyVolumeLimit, DAILY_VOLUME_SQLSTATE, dayVolumeArmedIfFits, dayVolumeArmedOrRefusedWithNext, outgoingVolume } from './store.js';
 import { onCommitError } from '../../kernel/db/commit-errors.js';
+import { checkMayWaitForCommit, noteCheckAtCommit } from '../../kernel/db/late-move.js';
 
 // Transaction limits: the single-transaction maximum per trade corridor or withdrawal
 // currency (400 TRANSACTION_SIZE_LIMIT_EXCEEDED, checked when a quote is created) and the
@@ -289,16 +290,17 @@ export async function checkDailyVolume(db: Db, subject: LimitSubject): Promise<v
   if (limit.amount === null) return;
   const requested = BigInt(subject.sendingAmount);
   const { day, toAt } = dayOf(subject.nowMs);
+  const volume = { platformId: subject.platform.id, sendingCurrency: subject.sendingCurrency, receivingCurrency: subject.receivingCurrency, day, requested, limit: limit.amount, source: limit.source };
+  // PostgreSQL, an effect transaction's first run: the same read and arming, written with the
+  // transaction's next statement (no round trip of its own); over the limit it fails that
+  // statement instead, and the run is repeated with the check made here (db/late-move.ts),
+  // which answers the 429 below before anything else, as always.
+  if (checkMayWaitForCommit(db) && (await dayVolumeArmedOrRefusedWithNext(db, volume))) {
+    noteCheckAtCommit(db);
+    return;
+  }
   // PostgreSQL: the read and the arming in one statement (armed there when the payment fits).
-  const read = await dayVolumeArmedIfFits(db, {
-    platformId: subject.platform.id,
-    sendingCurrency: subject.sendingCurrency,
-    receivingCurrency: subject.receivingCurrency,
-    day,
-    requested,
-    limit: limit.amount,
-    source: limit.source,
-  });
+  const read = await dayVolumeArmedIfFits(db, volume);
   const used = read ?? (await usedToday(db, subject));
   if (read !== undefined && used + requested <= limit.amount) return;
   if (used + requested <= limit.amount) {

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
-import { storeOf } from '../../kernel/db/connect.js';
+import { storeOf, withNextStatement } from '../../kernel/db/connect.js';
 import { VOLUME_STATUSES_NOT_COUNTED } from '../../kernel/db/migrations.js';
 import { prepared } from '../../kernel/db/prepared.js';
 import type { DB } from '../../kernel/db/schema.js';
@@ -86,6 +86,32 @@ export async function armDailyVolumeLimit(db: Db, a: { sendingCurrency: string; 
   if (name === undefined) return; // currency codes are letters and digits; never build another name
   await sql`select set_config(${name}, ${`${a.limit}|${a.source}|${a.day}`}, true)`.execute(db);
 }
+
+/**
+ * dayVolumeArmedIfFits without its round trip (PostgreSQL, issue 35): the same read and
+ * arming, written in front of the transaction's next statement (connect.ts
+ * `withNextStatement`), and when the payment does not fit it fails (`payments_check_refused`,
+ * migration 0042) instead of answering the volume: that statement and the transaction fail,
+ * and the caller's run is repeated with the check made at once (db/late-move.ts). Answers
+ * whether it was written (false on SQLite, or for a name that cannot be built).
+ */
+export async function dayVolumeArmedOrRefusedWithNext(
+  db: Db,
+  a: { platformId: string; sendingCurrency: string; receivingCurrency: string; day: string; requested: bigint; limit: bigint; source: string },
+): Promise<boolean> {
+  if (storeOf(db)?.kind !== 'postgres') return false;
+  const name = armName(a.sendingCurrency, a.receivingCurrency);
+  if (name === undefined) return false;
+  await db.executeQuery(
+    CompiledQuery.raw(DAY_VOLUME_ARMED_OR_REFUSED, [a.platformId, a.sendingCurrency, a.receivingCurrency, a.day, String(a.requested), String(a.limit), name, `${a.limit}|${a.source}|${a.day}`]),
+  );
+  return true;
+}
+
+const DAY_VOLUME_ARMED_OR_REFUSED = withNextStatement(
+  'select case when coalesce((select total from transaction_volumes where platform_id = $1 and sent_currency = $2 and received_currency = $3 and day = $4), 0) + $5::bigint <= $6::bigint ' +
+    "then set_config($7, $8, true) else payments_check_refused('daily volume') end as armed",
+);
 
 /** The name of a corridor's daily-volume setting, or undefined for codes that would build another name (never: codes are letters and digits). */
 function armName(sendingCurrency: string, receivingCurrency: string): string | undefined {

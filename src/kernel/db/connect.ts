@@ -287,6 +287,11 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
           return Promise.resolve({ command: 'BEGIN', rowCount: null, rows: [], fields: [] });
         }
       }
+      if (inTransaction && typeof first === 'string' && first.startsWith(NEXT_MARK)) {
+        // A statement written in front of the next one (`withNextStatement`): answered now.
+        prefix.push({ text: first, values: values ?? [] });
+        return Promise.resolve({ command: 'SELECT', rowCount: 1, rows: [], fields: [] });
+      }
       if (inTransaction && pending.length === 0 && typeof first === 'string' && (values === undefined || values.length === 0) && RELEASE_SAVEPOINT.test(first)) {
         // Releasing a savepoint with nothing held before it cannot fail: answered now, written
         // with the next statement (a job batch's release with its commit: one round trip less
@@ -318,13 +323,13 @@ export async function openStore(target: StoreTarget, opts: OpenOptions = {}): Pr
       const unbegun = before.length > 0 && TRANSACTION_BEGIN.test(before[0]!.text);
       const held = pending;
       pending = [];
-      if (unbegun && held.length === 0 && text !== undefined && TRANSACTION_END.test(text)) {
+      if (unbegun && held.length === 0 && before.length === 1 && text !== undefined && TRANSACTION_END.test(text)) {
         // A transaction that ran no statement: nothing to write or end.
         run = Promise.resolve({ command: /^\s*(commit|end)\b/i.test(text) ? 'COMMIT' : 'ROLLBACK', rowCount: null, rows: [], fields: [] });
       } else if (typeof first !== 'string' || args.length > 2 || (args.length === 2 && values === undefined)) {
         // Not a text with parameters (a query object): everything before it first, in order.
         run = (async () => {
-          for (const b of before) await send([b.text]);
+          for (const b of before) await send(b.values.length > 0 ? [b.text, b.values] : [b.text]);
           for (const d of held) await send([d.text, d.values]);
           return send(args);
         })();
@@ -444,6 +449,21 @@ interface Deferred {
  */
 const HELD_MARK = '/* held: ';
 const HELD_MARK_END = ' */ ';
+
+/** The mark of a statement written in front of the transaction's next one (`withNextStatement`). */
+const NEXT_MARK = '/* with next */ ';
+
+/**
+ * `text` marked to be written in front of the transaction's next statement (the commit, at
+ * the latest), answered at once with no rows: for a statement whose answer nobody reads and
+ * whose effect nothing before the commit depends on, like a held `begin` (limits/store.ts:
+ * the daily volume's check, which arms its trigger or fails). If it fails, that next
+ * statement fails with its error, and the transaction with it: only for a caller that runs
+ * the transaction again then (db/late-move.ts `noteCheckAtCommit`).
+ */
+export function withNextStatement(text: string): string {
+  return `${NEXT_MARK}${text}`;
+}
 
 /**
  * `text` marked to be held for the transaction's next statement (or its commit), like the

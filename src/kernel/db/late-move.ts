@@ -88,6 +88,30 @@ export class LateMoveRetry extends Error {
   }
 }
 
+// A check may wait too (limits/service.ts: the daily volume, issue 35): in an effect
+// transaction's first run its statement is written with the transaction's next one
+// (connect.ts `withNextStatement`; for a payment, with the commit: the request is then one
+// round trip), and fails that statement when the check does not pass. A run that left a
+// check so and then fails in any way, at commit or before, is run again with the check made
+// at once (effectTransaction): the answer is the one the check made first gives (its 429
+// before any later error, as always).
+const checked = new WeakSet<object>();
+
+/** Whether a check in `db` may wait for the commit: an effect transaction's first run. */
+export function checkMayWaitForCommit(db: object): boolean {
+  return allowed.has(db);
+}
+
+/** `trx` left a check to its commit: if the run fails, it runs again with the check made first. */
+export function noteCheckAtCommit(trx: object): void {
+  checked.add(trx);
+}
+
+/** Whether `trx` left a check to its commit. */
+export function leftCheckToCommit(trx: object): boolean {
+  return checked.has(trx);
+}
+
 /** Whether `err` is a late move refused at commit, or one in the way (the transaction runs again without one). */
 export function isLateMoveRefused(err: unknown): boolean {
   if (err instanceof LateMoveRetry) return true;

@@ -42,6 +42,7 @@ type PgConnection = {
 };
 
 type QueryBase = new (config: { text: string; values?: unknown[]; callback: (err: Error | null, res: unknown) => void }) => {
+  handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: PgConnection): void;
   handleEmptyQuery(connection: PgConnection): void;
 };
@@ -91,6 +92,11 @@ export function pipelinedQueryClass(pg: typeof pgTypes, prepareValue: (v: unknow
         connection.stream.uncork?.();
       }
       return null;
+    }
+
+    /** Only the last step's rows are the answer (an earlier step's, a `select` written before it, were not described). */
+    override handleDataRow(msg: unknown): void {
+      if (this.completed === this.steps.length - 1) super.handleDataRow(msg);
     }
 
     /** Only the last step's completion is the answer. */

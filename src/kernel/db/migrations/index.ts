@@ -40,6 +40,7 @@ import * as m0035_delivery_lane_heads from './0035_delivery_lane_heads.js';
 import * as m0036_narrower_indexes from './0036_narrower_indexes.js';
 import * as m0040_lookup_answers from './0040_lookup_answers.js';
 import * as m0041_pg_late_move_check from './0041_pg_late_move_check.js';
+import * as m0042_pg_check_refused from './0042_pg_check_refused.js';
 
 // Every migration, one file each in this folder, named `NNNN_purpose.ts` as Kysely's
 // FileMigrationProvider expects (the name without `.ts` is the one `kysely_migration`
@@ -90,4 +91,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0036_narrower_indexes': m0036_narrower_indexes,
   '0040_lookup_answers': m0040_lookup_answers,
   '0041_pg_late_move_check': m0041_pg_late_move_check,
+  '0042_pg_check_refused': m0042_pg_check_refused,
 };
