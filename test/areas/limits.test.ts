@@ -229,10 +229,10 @@ describe(`transaction limits (${STORE})`, () => {
       await assertLedgerInvariants(t.store);
     });
 
-    // A payment that fails at once (magic account suffix 002) writes a FAILED transaction,
-    // which the day's volume does not count: the check must still refuse it first (on
-    // PostgreSQL its statement goes with the commit, and the request runs again with it first).
-    it('over the day\'s volume to an account that fails at once: the 429, not a failed payment', async () => {
+    // The check refuses before the payment starts, whatever it would become (here a payout the
+    // sandbox fails a second later, suffix 002; on PostgreSQL the check's statement goes with
+    // the commit, and the request runs again with it first).
+    it('over the day\'s volume to an account whose payout fails: the 429, and nothing moves', async () => {
       const p = await newPlatform();
       const s = await sender(p.headers, { fundUsd: 200_000 });
       const failing = await usdExternal(t, s.id, '000000002', p.headers);
@@ -242,7 +242,7 @@ describe(`transaction limits (${STORE})`, () => {
       const e = envelope(await quote(quoteRequest(s.usd, failing, 20_000, { immediatelyExecute: true }), p.headers), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
       expect(e.details).toMatchObject({ usedToday: 90_000, requestedAmount: 20_000, remaining: 10_000 });
       expect(await balanceOf(t, s.usd, p.headers)).toEqual(before);
-      // Within the volume it is the failed payment.
+      // Within the volume the payment starts (and fails later).
       const failed = await quote(quoteRequest(s.usd, failing, 5_000, { immediatelyExecute: true }), p.headers);
       expect(failed.statusCode, failed.body).toBe(201);
       await assertLedgerInvariants(t.store);
